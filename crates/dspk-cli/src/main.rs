@@ -1,0 +1,2 @@
+//! dspk
+fn main() {}

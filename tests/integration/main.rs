@@ -1,0 +1,1 @@
+//! dspk integration tests.
