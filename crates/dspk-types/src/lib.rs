@@ -1,1 +1,55 @@
-//! placeholder
+//! GPU-free core types of dspk, the foundation every other dspk crate and every GPU-free tool
+//! builds on.
+//!
+//! What it holds: typed errors ([`DspError`]), exact sample rates and times ([`SampleRate`],
+//! [`RationalTime`], [`TimeRange`]), channel masks, signal buffers, the recording read contract
+//! ([`RecordingSource`]) with in-memory, sliced, remapped and synthetic recordings, progress
+//! reporting, halo windows with a double-buffered window loader, and the *names* of the compute
+//! runtimes ([`ComputeTarget`]).
+//!
+//! What it deliberately is not: it never depends on CubeCL or any GPU crate, so a tool that only
+//! reads recordings compiles without a GPU stack. Opening devices is `dspk-device`'s job.
+//!
+//! ```
+//! use dspk_types::{RationalTime, SampleRate};
+//!
+//! let rate = SampleRate::new(30000.12).unwrap();
+//! assert_eq!(rate.as_ratio(), (750003, 25));
+//! let t = RationalTime::from_samples(1_000_000, rate).unwrap();
+//! assert_eq!(t.to_sample_index(rate).unwrap(), 1_000_000);
+//! ```
+//!
+//! # Features
+//! `wgpu`, `cuda`, `hip`, `cpu`: mark that runtime as compiled in, so that
+//! [`ComputeTarget::available`] lists it. `dspk-device` turns them on together with the CubeCL
+//! runtime of the same name; they pull in no code.
+
+mod buffer;
+mod channel_map;
+mod compute;
+mod error;
+mod format;
+mod loader;
+mod mask;
+mod memory;
+mod progress;
+mod sliced;
+mod source;
+mod synthetic;
+mod time;
+mod window;
+
+pub use buffer::*;
+pub use channel_map::*;
+pub use compute::*;
+pub use error::*;
+pub use format::*;
+pub use loader::*;
+pub use mask::*;
+pub use memory::*;
+pub use progress::*;
+pub use sliced::*;
+pub use source::*;
+pub use synthetic::*;
+pub use time::*;
+pub use window::*;

@@ -1,0 +1,291 @@
+//! Stored sample formats, physical units, and the description of a recording and its channels.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DspError, DspResult, MemoryOrder, RationalTime, SampleRate};
+
+/// Microvolts in one volt.
+pub const MICROVOLTS_PER_VOLT: f64 = 1e6;
+
+/// How one stored sample is written on disk: little-endian, in one of six types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SampleFormat {
+    /// Signed 8-bit integer (`int8`).
+    I8,
+    /// Signed 16-bit integer (`int16`), what Neuropixels probes write.
+    I16,
+    /// Unsigned 16-bit integer (`uint16`).
+    U16,
+    /// Signed 32-bit integer (`int32`).
+    I32,
+    /// 32-bit float (`float32`).
+    F32,
+    /// 64-bit float (`float64`).
+    F64,
+}
+
+impl SampleFormat {
+    /// Every format.
+    pub const ALL: [SampleFormat; 6] = [
+        SampleFormat::I8,
+        SampleFormat::I16,
+        SampleFormat::U16,
+        SampleFormat::I32,
+        SampleFormat::F32,
+        SampleFormat::F64,
+    ];
+
+    /// Bytes per stored sample.
+    pub const fn bytes(&self) -> usize {
+        match self {
+            SampleFormat::I8 => 1,
+            SampleFormat::I16 | SampleFormat::U16 => 2,
+            SampleFormat::I32 | SampleFormat::F32 => 4,
+            SampleFormat::F64 => 8,
+        }
+    }
+
+    /// The NumPy name (`int8`, `int16`, `uint16`, `int32`, `float32`, `float64`).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            SampleFormat::I8 => "int8",
+            SampleFormat::I16 => "int16",
+            SampleFormat::U16 => "uint16",
+            SampleFormat::I32 => "int32",
+            SampleFormat::F32 => "float32",
+            SampleFormat::F64 => "float64",
+        }
+    }
+
+    /// Whether the format is a float type.
+    pub const fn is_float(&self) -> bool {
+        matches!(self, SampleFormat::F32 | SampleFormat::F64)
+    }
+
+    /// Decodes `out.len()` samples from `bytes` as `stored * gain + offset`.
+    ///
+    /// `bytes` must hold at least `out.len() * self.bytes()` bytes; fewer is a
+    /// [`DspError::BufferUnderrun`]. The stored value is converted to `f32` (exact for 8- and
+    /// 16-bit integers, rounded for `int32` and `float64`), then multiplied and added in `f32`:
+    /// the same rule as the device decode kernel's.
+    pub fn decode(&self, bytes: &[u8], out: &mut [f32], gain: f32, offset: f32) -> DspResult<()> {
+        let needed = out
+            .len()
+            .checked_mul(self.bytes())
+            .ok_or_else(|| DspError::Overflow(format!("{} samples of {self}", out.len())))?;
+        if bytes.len() < needed {
+            return Err(DspError::BufferUnderrun {
+                what: format!("{self} input"),
+                needed,
+                available: bytes.len(),
+            });
+        }
+        let bytes = &bytes[..needed];
+        match self {
+            SampleFormat::I8 => decode_with(bytes, out, |b: [u8; 1]| f32::from(i8::from_le_bytes(b)), gain, offset),
+            SampleFormat::I16 => decode_with(bytes, out, |b: [u8; 2]| f32::from(i16::from_le_bytes(b)), gain, offset),
+            SampleFormat::U16 => decode_with(bytes, out, |b: [u8; 2]| f32::from(u16::from_le_bytes(b)), gain, offset),
+            SampleFormat::I32 => decode_with(bytes, out, |b: [u8; 4]| i32::from_le_bytes(b) as f32, gain, offset),
+            SampleFormat::F32 => decode_with(bytes, out, f32::from_le_bytes, gain, offset),
+            SampleFormat::F64 => decode_with(bytes, out, |b: [u8; 8]| f64::from_le_bytes(b) as f32, gain, offset),
+        }
+        Ok(())
+    }
+}
+
+/// Decodes fixed-width little-endian values: `convert(stored) * gain + offset`, in `f32`.
+///
+/// One rule for every format, the same as the device kernel's: convert the stored value to
+/// `f32` (exact for 8/16-bit integers, rounded for `int32` and `float64`), then one multiply and
+/// one add in `f32`.
+#[inline]
+fn decode_with<const N: usize>(
+    bytes: &[u8],
+    out: &mut [f32],
+    convert: impl Fn([u8; N]) -> f32,
+    gain: f32,
+    offset: f32,
+) {
+    for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(N)) {
+        let mut b = [0u8; N];
+        b.copy_from_slice(chunk);
+        *o = convert(b) * gain + offset;
+    }
+}
+
+impl fmt::Display for SampleFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SampleFormat {
+    type Err = DspError;
+
+    /// Accepts the NumPy name (`int16`), the short name (`i16`) or NumPy's dtype code (`<i2`).
+    fn from_str(s: &str) -> DspResult<Self> {
+        let t = s.trim().to_ascii_lowercase();
+        let f = match t.as_str() {
+            "int8" | "i8" | "<i1" | "i1" => SampleFormat::I8,
+            "int16" | "i16" | "<i2" | "i2" => SampleFormat::I16,
+            "uint16" | "u16" | "<u2" | "u2" => SampleFormat::U16,
+            "int32" | "i32" | "<i4" | "i4" => SampleFormat::I32,
+            "float32" | "f32" | "<f4" | "f4" => SampleFormat::F32,
+            "float64" | "f64" | "<f8" | "f8" => SampleFormat::F64,
+            _ => {
+                return Err(DspError::UnsupportedFormat(format!(
+                    "sample format '{s}' (supported: int8, int16, uint16, int32, float32, float64)"
+                )));
+            }
+        };
+        Ok(f)
+    }
+}
+
+/// The physical unit of a channel's scaled values.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum SignalUnit {
+    /// Volts.
+    #[serde(rename = "V")]
+    Volt,
+    /// Millivolts.
+    #[serde(rename = "mV")]
+    Millivolt,
+    /// Microvolts, the unit of extracellular recordings.
+    #[serde(rename = "uV", alias = "µV")]
+    Microvolt,
+    /// Amperes.
+    #[serde(rename = "A")]
+    Ampere,
+    /// Milliamperes.
+    #[serde(rename = "mA")]
+    Milliampere,
+    /// Microamperes.
+    #[serde(rename = "uA", alias = "µA")]
+    Microampere,
+    /// No unit (counts, digital lines, raw ADC values).
+    #[default]
+    #[serde(rename = "dimensionless")]
+    Dimensionless,
+    /// Any other unit, by its symbol.
+    #[serde(rename = "other")]
+    Other(String),
+}
+
+impl SignalUnit {
+    /// The symbol (`µV`, `mV`, …; empty for dimensionless).
+    pub fn symbol(&self) -> &str {
+        match self {
+            SignalUnit::Volt => "V",
+            SignalUnit::Millivolt => "mV",
+            SignalUnit::Microvolt => "µV",
+            SignalUnit::Ampere => "A",
+            SignalUnit::Milliampere => "mA",
+            SignalUnit::Microampere => "µA",
+            SignalUnit::Dimensionless => "",
+            SignalUnit::Other(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for SignalUnit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SignalUnit::Dimensionless => f.write_str("dimensionless"),
+            other => f.write_str(other.symbol()),
+        }
+    }
+}
+
+/// One channel: its name and how stored values become physical ones
+/// (`value = stored * gain + offset`, in `unit`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelInfo {
+    /// The channel's name.
+    pub name: String,
+    /// Multiplier from stored value to `unit`.
+    pub gain: f32,
+    /// Added after the gain, in `unit`.
+    #[serde(default)]
+    pub offset: f32,
+    /// The unit of the scaled value.
+    #[serde(default)]
+    pub unit: SignalUnit,
+}
+
+impl ChannelInfo {
+    /// A channel with gain 1, offset 0, dimensionless.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            gain: 1.0,
+            offset: 0.0,
+            unit: SignalUnit::Dimensionless,
+        }
+    }
+}
+
+/// What a recording is: its channels, length, rate, stored format and order, and start time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordingInfo {
+    /// A name for messages and listings (often the file name).
+    pub name: String,
+    /// One entry per channel, in storage order.
+    pub channels: Vec<ChannelInfo>,
+    /// Samples (time points) per channel.
+    pub samples: u64,
+    /// The exact sample rate.
+    pub sample_rate: SampleRate,
+    /// How one stored sample is written.
+    pub format: SampleFormat,
+    /// How samples are laid out in storage.
+    pub order: MemoryOrder,
+    /// The time of sample 0 (e.g. SpikeGLX's `firstSample`).
+    pub start_time: RationalTime,
+    /// Free-form key/value metadata from the source.
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl RecordingInfo {
+    /// A recording of `n_channels` channels named `ch0…`, gain 1, offset 0, starting at 0.
+    pub fn new(
+        name: impl Into<String>,
+        n_channels: usize,
+        samples: u64,
+        sample_rate: SampleRate,
+        format: SampleFormat,
+        order: MemoryOrder,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            channels: (0..n_channels).map(|i| ChannelInfo::new(format!("ch{i}"))).collect(),
+            samples,
+            sample_rate,
+            format,
+            order,
+            start_time: RationalTime::ZERO,
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    /// The number of channels.
+    pub fn channel_count(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// The exact duration of all samples.
+    pub fn duration(&self) -> DspResult<RationalTime> {
+        RationalTime::from_samples(self.samples, self.sample_rate)
+    }
+
+    /// Bytes of one stored frame (one sample of every channel).
+    pub fn frame_bytes(&self) -> usize {
+        self.channels.len() * self.format.bytes()
+    }
+}
