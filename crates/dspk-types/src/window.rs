@@ -1,1 +1,390 @@
-//! (in progress)
+//! Halo windows: a target range cut into owned pieces, each read with settling margins.
+
+use std::iter::FusedIterator;
+use std::ops::Range;
+
+use crate::{DspError, DspResult};
+
+/// One window of a [`ChunkSchedule`]: the samples it owns, the padded range it reads, and
+/// where the owned part sits in the padded buffer.
+///
+/// A filter run over `read_global` settles in the halos; only results inside `valid_local`
+/// belong to this window, so results found twice in overlapping halos are kept once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HaloWindow {
+    /// Position of the window in its schedule, from 0.
+    pub index: usize,
+    /// The samples this window owns, in recording sample indices.
+    pub valid_global: Range<u64>,
+    /// The samples read for it: `valid_global` plus the halos, clamped to the recording.
+    pub read_global: Range<u64>,
+    /// Where `valid_global` lies in a buffer holding `read_global` (buffer indices).
+    pub valid_local: Range<usize>,
+}
+
+impl HaloWindow {
+    /// Samples read for the window (owned part and halos).
+    pub fn read_len(&self) -> usize {
+        (self.read_global.end - self.read_global.start) as usize
+    }
+
+    /// Samples the window owns.
+    pub fn valid_len(&self) -> usize {
+        self.valid_local.end - self.valid_local.start
+    }
+
+    /// Whether buffer index `local` lies in the owned part (not in a halo).
+    pub fn is_interior_local(&self, local: usize) -> bool {
+        self.valid_local.contains(&local)
+    }
+
+    /// The recording sample index of buffer index `local`.
+    pub fn to_global_sample(&self, local: usize) -> u64 {
+        self.read_global.start + local as u64
+    }
+
+    /// The recording sample index of an event found at buffer index `local`, or `None` when
+    /// the event lies in a halo (the neighbouring window owns it and reports it).
+    pub fn remap_event(&self, local: usize) -> Option<u64> {
+        self.is_interior_local(local)
+            .then(|| self.to_global_sample(local))
+    }
+}
+
+/// The plan shared by [`ChunkSchedule`] and [`HaloWindows`]: everything needed to compute
+/// window `i` in constant time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Plan {
+    target: Range<u64>,
+    batch: u64,
+    left_halo: u64,
+    right_halo: u64,
+    total: u64,
+    count: usize,
+}
+
+impl Plan {
+    fn new(
+        target: Range<u64>,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+        total: u64,
+    ) -> DspResult<Self> {
+        if batch == 0 {
+            return Err(DspError::config(format!(
+                "window batch must be at least 1 sample, got 0 (target {}..{}, recording of {total} samples)",
+                target.start, target.end
+            )));
+        }
+        if target.start > target.end || target.end > total {
+            return Err(DspError::SampleRange {
+                start: target.start,
+                end: target.end,
+                total,
+            });
+        }
+        let len = target.end - target.start;
+        let count = usize::try_from(len.div_ceil(batch)).map_err(|_| {
+            DspError::Overflow(format!(
+                "count of windows of {batch} samples over {len} samples"
+            ))
+        })?;
+        let plan = Self {
+            target,
+            batch,
+            left_halo,
+            right_halo,
+            total,
+            count,
+        };
+        // Every buffer index must be a usize: check the longest read.
+        let longest = plan.max_read_samples();
+        usize::try_from(longest).map_err(|_| {
+            DspError::Overflow(format!(
+                "a window read of {longest} samples on this platform"
+            ))
+        })?;
+        Ok(plan)
+    }
+
+    fn owned_range(&self, i: usize) -> Range<u64> {
+        let start = self.target.start + i as u64 * self.batch;
+        let end = start.saturating_add(self.batch).min(self.target.end);
+        start..end
+    }
+
+    fn read_range(&self, i: usize) -> Range<u64> {
+        let owned = self.owned_range(i);
+        let start = owned.start.saturating_sub(self.left_halo);
+        let end = owned.end.saturating_add(self.right_halo).min(self.total);
+        start..end
+    }
+
+    fn window(&self, i: usize) -> HaloWindow {
+        let valid_global = self.owned_range(i);
+        let read_global = self.read_range(i);
+        let offset = (valid_global.start - read_global.start) as usize;
+        let valid_local = offset..offset + (valid_global.end - valid_global.start) as usize;
+        HaloWindow {
+            index: i,
+            valid_global,
+            read_global,
+            valid_local,
+        }
+    }
+
+    /// The longest read of any window, without listing them.
+    ///
+    /// For full windows the left margin `min(left_halo, start)` grows with the index and the
+    /// right margin `min(right_halo, total - end)` shrinks; where neither is at its cap the two
+    /// change by `batch` in opposite directions and their sum is constant. So the maximum lies
+    /// at an end of the schedule or where one margin reaches its cap (±1 for the rounding).
+    fn max_read_samples(&self) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let last = self.count - 1;
+        let ts = self.target.start;
+        let b = self.batch;
+        // First window whose left margin is the whole halo.
+        let i_left = self.left_halo.saturating_sub(ts).div_ceil(b);
+        // Last window whose right margin is the whole halo.
+        let i_right = self
+            .total
+            .saturating_sub(self.right_halo)
+            .saturating_sub(ts)
+            .checked_div(b)
+            .unwrap_or(0)
+            .saturating_sub(1);
+        let last_u = last as u64;
+        let candidates = [
+            0,
+            1,
+            last_u.saturating_sub(1),
+            last_u,
+            i_left.saturating_sub(1),
+            i_left,
+            i_left.saturating_add(1),
+            i_right.saturating_sub(1),
+            i_right,
+            i_right.saturating_add(1),
+        ];
+        candidates
+            .into_iter()
+            .map(|i| i.min(last as u64) as usize)
+            .map(|i| {
+                let r = self.read_range(i);
+                r.end - r.start
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Contiguous windows whose owned ranges tile a target range of a recording exactly.
+///
+/// Every window owns `batch` samples except perhaps the last, which owns what is left; each
+/// reads its owned range widened by `left_halo` and `right_halo`, clamped to
+/// `[0, total)`. Build it once, size device buffers with [`max_read_samples`], then stream
+/// the windows (all, every n-th, or a few) with a [`WindowLoader`](crate::WindowLoader).
+///
+/// ```
+/// use dspk_types::ChunkSchedule;
+/// let s = ChunkSchedule::new(100..350, 100, 10, 20, 360).unwrap();
+/// let reads: Vec<_> = s.windows().iter().map(|w| w.read_global.clone()).collect();
+/// assert_eq!(reads, vec![90..220, 190..320, 290..360]);
+/// assert_eq!(s.windows()[2].valid_global, 300..350);
+/// assert_eq!(s.max_read_samples(), 130);
+/// ```
+///
+/// [`max_read_samples`]: ChunkSchedule::max_read_samples
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChunkSchedule {
+    plan: Plan,
+    windows: Vec<HaloWindow>,
+    max_read: u64,
+}
+
+impl ChunkSchedule {
+    /// The windows over `target` of a recording of `total` samples, owning `batch` samples
+    /// each and reading `left_halo` / `right_halo` samples more on either side.
+    ///
+    /// A `batch` of 0 is a [`DspError::InvalidConfig`]; a target that is reversed or reaches
+    /// past `total` is a [`DspError::SampleRange`]; an empty target gives an empty schedule.
+    /// A schedule too long to list in memory is an error: use [`ChunkSchedule::iter`].
+    pub fn new(
+        target: Range<u64>,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+        total: u64,
+    ) -> DspResult<Self> {
+        let plan = Plan::new(target, batch, left_halo, right_halo, total)?;
+        let mut windows = Vec::new();
+        windows.try_reserve_exact(plan.count).map_err(|_| {
+            DspError::Overflow(format!(
+                "a list of {} windows (use ChunkSchedule::iter to walk them without a list)",
+                plan.count
+            ))
+        })?;
+        windows.extend((0..plan.count).map(|i| plan.window(i)));
+        let max_read = windows
+            .iter()
+            .map(|w| w.read_len() as u64)
+            .max()
+            .unwrap_or(0);
+        Ok(Self {
+            plan,
+            windows,
+            max_read,
+        })
+    }
+
+    /// The windows over the whole recording of `total` samples.
+    pub fn full_recording(
+        total: u64,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+    ) -> DspResult<Self> {
+        Self::new(0..total, batch, left_halo, right_halo, total)
+    }
+
+    /// The same windows as [`ChunkSchedule::new`], computed one at a time without a list (for
+    /// schedules with very many windows). Checks its input like `new`.
+    pub fn iter(
+        target: Range<u64>,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+        total: u64,
+    ) -> DspResult<HaloWindows> {
+        let plan = Plan::new(target, batch, left_halo, right_halo, total)?;
+        let back = plan.count;
+        Ok(HaloWindows {
+            plan,
+            front: 0,
+            back,
+        })
+    }
+
+    /// The windows, in order.
+    pub fn windows(&self) -> &[HaloWindow] {
+        &self.windows
+    }
+
+    /// The windows, in order, by value.
+    pub fn into_windows(self) -> Vec<HaloWindow> {
+        self.windows
+    }
+
+    /// The number of windows.
+    pub fn len(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Whether there are no windows (the target was empty).
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+
+    /// The longest read of any window in samples (0 for an empty schedule): size per-window
+    /// buffers with it once.
+    pub fn max_read_samples(&self) -> u64 {
+        self.max_read
+    }
+
+    /// The target range the windows tile.
+    pub fn target(&self) -> Range<u64> {
+        self.plan.target.clone()
+    }
+
+    /// Samples owned by every window but perhaps the last.
+    pub fn batch(&self) -> u64 {
+        self.plan.batch
+    }
+
+    /// Samples read before each owned range (fewer at the start of the recording).
+    pub fn left_halo(&self) -> u64 {
+        self.plan.left_halo
+    }
+
+    /// Samples read after each owned range (fewer at the end of the recording).
+    pub fn right_halo(&self) -> u64 {
+        self.plan.right_halo
+    }
+
+    /// Samples in the recording.
+    pub fn total(&self) -> u64 {
+        self.plan.total
+    }
+}
+
+impl<'a> IntoIterator for &'a ChunkSchedule {
+    type Item = &'a HaloWindow;
+    type IntoIter = std::slice::Iter<'a, HaloWindow>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.windows.iter()
+    }
+}
+
+impl IntoIterator for ChunkSchedule {
+    type Item = HaloWindow;
+    type IntoIter = std::vec::IntoIter<HaloWindow>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.windows.into_iter()
+    }
+}
+
+/// The windows of a schedule computed one at a time (see [`ChunkSchedule::iter`]); `nth`
+/// jumps in constant time.
+#[derive(Debug, Clone)]
+pub struct HaloWindows {
+    plan: Plan,
+    front: usize,
+    back: usize,
+}
+
+impl HaloWindows {
+    /// The longest read of any window of the whole schedule, in samples.
+    pub fn max_read_samples(&self) -> u64 {
+        self.plan.max_read_samples()
+    }
+}
+
+impl Iterator for HaloWindows {
+    type Item = HaloWindow;
+
+    fn next(&mut self) -> Option<HaloWindow> {
+        (self.front < self.back).then(|| {
+            self.front += 1;
+            self.plan.window(self.front - 1)
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+
+    fn nth(&mut self, n: usize) -> Option<HaloWindow> {
+        self.front = self.front.saturating_add(n).min(self.back);
+        self.next()
+    }
+}
+
+impl DoubleEndedIterator for HaloWindows {
+    fn next_back(&mut self) -> Option<HaloWindow> {
+        (self.front < self.back).then(|| {
+            self.back -= 1;
+            self.plan.window(self.back)
+        })
+    }
+}
+
+impl ExactSizeIterator for HaloWindows {}
+
+impl FusedIterator for HaloWindows {}
