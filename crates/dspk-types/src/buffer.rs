@@ -95,7 +95,7 @@ impl BufferLayout {
         if sample >= self.samples {
             return Err(DspError::SampleRange {
                 start: sample as u64,
-                end: sample as u64 + 1,
+                end: (sample as u64).saturating_add(1),
                 total: self.samples as u64,
             });
         }
@@ -186,3 +186,7 @@ impl SignalChunk {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "tests/buffer.rs"]
+mod tests;

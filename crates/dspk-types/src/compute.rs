@@ -188,3 +188,7 @@ impl FromStr for ComputeTarget {
         Self::parse(s)
     }
 }
+
+#[cfg(test)]
+#[path = "tests/compute.rs"]
+mod tests;

@@ -116,10 +116,16 @@ impl DspError {
 }
 
 impl From<std::io::Error> for DspError {
+    /// An I/O error without a path; prefixed so that the message starts lowercase whatever the
+    /// operating system's text looks like.
     fn from(err: std::io::Error) -> Self {
         DspError::Io {
-            message: err.to_string(),
+            message: format!("i/o error: {err}"),
             path: None,
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tests/error.rs"]
+mod tests;

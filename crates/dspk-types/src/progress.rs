@@ -110,3 +110,7 @@ impl ProgressSink for StageSink<'_> {
         self.stages.report(self.step, event.clone());
     }
 }
+
+#[cfg(test)]
+#[path = "tests/progress.rs"]
+mod tests;

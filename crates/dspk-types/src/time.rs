@@ -79,6 +79,28 @@ fn fmt_ratio(f: &mut fmt::Formatter<'_>, num: u128, den: u128) -> fmt::Result {
     }
 }
 
+/// `floor(rest * 10^digits / den)` for `rest < den`, exactly and without overflow (decimal long
+/// division whose `10 * x mod den` steps never exceed `den`).
+fn floor_scaled_fraction(rest: u128, den: u128, digits: u32) -> u128 {
+    let mut x = rest;
+    let mut out = 0u128;
+    for _ in 0..digits {
+        // 10 * x = digit * den + x', found by adding x ten times modulo den.
+        let (mut acc, mut digit) = (0u128, 0u128);
+        for _ in 0..10 {
+            if acc >= den - x {
+                acc -= den - x;
+                digit += 1;
+            } else {
+                acc += x;
+            }
+        }
+        out = out * 10 + digit;
+        x = acc;
+    }
+    out
+}
+
 /// An exact, positive sample rate in hertz: a reduced fraction of two `u64`.
 ///
 /// ```
@@ -244,6 +266,10 @@ impl RationalTime {
                 "time {seconds} s is not a finite, non-negative number of seconds"
             )));
         }
+        if seconds == 0.0 {
+            // -0.0 is zero too; its text "-0" is not a decimal the parser accepts.
+            return Ok(Self::ZERO);
+        }
         exact_decimal(seconds, "time").map(Self)
     }
 
@@ -300,14 +326,17 @@ impl RationalTime {
         whole as f64 + rest as f64 / *self.0.denom() as f64
     }
 
-    /// The time as a [`Duration`] (rounded down to whole nanoseconds, saturating).
+    /// The time as a [`Duration`], rounded down to whole nanoseconds; a time past
+    /// [`Duration::MAX`] saturates to it.
     pub fn as_duration(&self) -> Duration {
         let (n, d) = self.as_ratio();
-        let secs = n / d;
-        let nanos = (n % d).checked_mul(1_000_000_000).map_or(0, |x| x / d);
+        let Ok(secs) = u64::try_from(n / d) else {
+            return Duration::MAX;
+        };
+        let nanos = floor_scaled_fraction(n % d, d, 9);
         Duration::new(
-            u64::try_from(secs).unwrap_or(u64::MAX),
-            u32::try_from(nanos).unwrap_or(0),
+            secs,
+            u32::try_from(nanos).expect("a fraction below 1 has fewer than 10^9 nanoseconds"),
         )
     }
 }
@@ -362,7 +391,11 @@ impl<'de> Deserialize<'de> for RationalTime {
 }
 
 /// A closed interval of time `[start, end]`, `start <= end`.
+///
+/// Serialised as `{"start": …, "end": …}` (each as [`RationalTime`]); reading refuses unknown
+/// fields and a start after the end, as [`TimeRange::new`] does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RawTimeRange")]
 pub struct TimeRange {
     /// The first instant.
     pub start: RationalTime,
@@ -386,8 +419,29 @@ impl TimeRange {
         self.start <= t && t <= self.end
     }
 
-    /// `end - start`.
-    pub fn duration(&self) -> RationalTime {
-        RationalTime(self.end.0 - self.start.0)
+    /// `end - start`; an error for a range built by hand with its start after its end, or when
+    /// the exact difference does not fit.
+    pub fn duration(&self) -> DspResult<RationalTime> {
+        self.end.checked_sub(self.start)
     }
 }
+
+/// A [`TimeRange`] as read, before its order is checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTimeRange {
+    start: RationalTime,
+    end: RationalTime,
+}
+
+impl TryFrom<RawTimeRange> for TimeRange {
+    type Error = DspError;
+
+    fn try_from(raw: RawTimeRange) -> DspResult<Self> {
+        TimeRange::new(raw.start, raw.end)
+    }
+}
+
+#[cfg(test)]
+#[path = "tests/time.rs"]
+mod tests;
