@@ -46,7 +46,7 @@ use std::ops::Range;
 
 use crate::{
     ChannelInfo, DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource, SampleFormat,
-    SampleRate, SignalUnit, check_read, check_read_stored, check_sample_range,
+    SampleRate, SignalUnit, check_read, check_read_stored, memory::check_read_native,
 };
 
 /// Samples summed by the noise's moving sum (its band limit: first zero at `rate / NOISE_TAPS`).
@@ -305,7 +305,7 @@ impl SyntheticRecording {
         let (spike_bin, waveform) = if config.spike_rate_hz > 0.0 {
             let waveform = spike_waveform(rate_hz);
             let bin = (rate_hz / config.spike_rate_hz).round();
-            if !(bin >= 2.0 * waveform.len() as f64) || bin > u64::MAX as f64 {
+            if bin < 2.0 * waveform.len() as f64 || bin > u64::MAX as f64 {
                 return Err(DspError::config(format!(
                     "synthetic spike rate {} Hz is too high for {}: a 2 ms spike needs a bin of \
                      at least {} samples",
@@ -481,17 +481,17 @@ impl SyntheticRecording {
         let mut t = a;
         let mut i = 0usize;
         while t < b {
-            let (seg_end, spike_start, spike_amp, wlen) = if self.spike_bin > 0 {
-                let bin = t / self.spike_bin;
-                let bin_start = bin * self.spike_bin;
-                let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
-                let off = (h & 0xFFFF_FFFF) % (self.spike_bin - wave.len() as u64);
-                let amp = self.spike_min + ((h >> 32) % self.spike_span) as i64;
-                let end = bin_start.saturating_add(self.spike_bin).min(b);
-                (end, bin_start + off, amp, wave.len() as u64)
-            } else {
-                (b, 0, 0, 0)
-            };
+            let (seg_end, spike_start, spike_amp, wlen) =
+                if let Some(bin) = t.checked_div(self.spike_bin) {
+                    let bin_start = bin * self.spike_bin;
+                    let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
+                    let off = (h & 0xFFFF_FFFF) % (self.spike_bin - wave.len() as u64);
+                    let amp = self.spike_min + ((h >> 32) % self.spike_span) as i64;
+                    let end = bin_start.saturating_add(self.spike_bin).min(b);
+                    (end, bin_start + off, amp, wave.len() as u64)
+                } else {
+                    (b, 0, 0, 0)
+                };
             while t < seg_end {
                 let slot = (t & 3) as usize;
                 let u = noise_u(g.noise_key, t);
@@ -574,18 +574,8 @@ impl RecordingSource for SyntheticRecording {
     }
 
     fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
-        let n = check_sample_range(&samples, self.info.samples)?;
+        check_read_native(&self.info, &samples, out.len())?;
         let count = self.info.channel_count();
-        let expected = n
-            .checked_mul(count)
-            .ok_or_else(|| DspError::Overflow(format!("read of {count} channels × {n} samples")))?;
-        if out.len() != expected {
-            return Err(DspError::shape(
-                format!("output of a read of {count} channels × {n} samples"),
-                expected,
-                out.len(),
-            ));
-        }
         // Time blocks keep one block of every channel in cache while channels are filled in.
         let mut block_start = samples.start;
         while block_start < samples.end {
