@@ -388,3 +388,6 @@ impl DoubleEndedIterator for HaloWindows {
 impl ExactSizeIterator for HaloWindows {}
 
 impl FusedIterator for HaloWindows {}
+
+#[cfg(test)]
+mod tests;
