@@ -325,3 +325,6 @@ fn read_windows<T, R>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
