@@ -399,3 +399,7 @@ impl RecordingSource for RemappedSource {
         self.parent.chunk_samples()
     }
 }
+
+#[cfg(test)]
+#[path = "tests/channel_map.rs"]
+mod tests;

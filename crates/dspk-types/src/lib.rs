@@ -27,6 +27,7 @@
 mod buffer;
 mod channel_map;
 mod compute;
+pub mod conformance;
 mod error;
 mod format;
 mod loader;

@@ -205,3 +205,7 @@ pub(crate) fn check_read_native(
     }
     Ok(n)
 }
+
+#[cfg(test)]
+#[path = "tests/memory.rs"]
+mod tests;

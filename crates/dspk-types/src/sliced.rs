@@ -175,3 +175,7 @@ impl RecordingSource for SlicedRecording {
             .filter(|&c| c > 0 && self.offset.is_multiple_of(c))
     }
 }
+
+#[cfg(test)]
+#[path = "tests/sliced.rs"]
+mod tests;

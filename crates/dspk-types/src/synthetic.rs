@@ -293,10 +293,12 @@ impl SyntheticRecording {
             Ok(c)
         };
         let noise_counts = counts("noise rms", config.noise_rms_uv)?;
-        counts(
-            "noisy-channel noise rms",
-            config.noise_rms_uv * config.noisy_factor,
-        )?;
+        if !config.noisy.is_empty() {
+            counts(
+                "noisy-channel noise rms",
+                config.noise_rms_uv * config.noisy_factor,
+            )?;
+        }
         let sine_counts = counts("sine amplitude", config.sine_amplitude_uv)?;
         let spike_min = counts("minimum spike depth", config.spike_min_uv)?.round() as i64;
         let spike_max = counts("maximum spike depth", config.spike_max_uv)?.round() as i64;
@@ -593,3 +595,7 @@ impl RecordingSource for SyntheticRecording {
         Ok(MemoryOrder::TimeMajor)
     }
 }
+
+#[cfg(test)]
+#[path = "tests/synthetic.rs"]
+mod tests;
