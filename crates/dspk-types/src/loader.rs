@@ -327,4 +327,5 @@ fn read_windows<T, R>(
 }
 
 #[cfg(test)]
+#[path = "tests/loader.rs"]
 mod tests;

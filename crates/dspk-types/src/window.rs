@@ -390,4 +390,5 @@ impl ExactSizeIterator for HaloWindows {}
 impl FusedIterator for HaloWindows {}
 
 #[cfg(test)]
+#[path = "tests/window.rs"]
 mod tests;
