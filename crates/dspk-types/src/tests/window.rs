@@ -286,7 +286,7 @@ fn targets_outside_the_recording_name_the_values() {
     let cases = [
         (5..12, 10),
         (11..11, 10),
-        (7..3, 10),
+        (Range { start: 7, end: 3 }, 10), // reversed
         (0..1, 0),
         (1u64 << 40..(1u64 << 40) + 1, 1u64 << 40),
     ];
