@@ -53,11 +53,11 @@ fn parse_ratio(text: &str) -> Option<Ratio<u128>> {
 fn fmt_ratio(f: &mut fmt::Formatter<'_>, num: u128, den: u128) -> fmt::Result {
     let mut d = den;
     let (mut twos, mut fives) = (0u32, 0u32);
-    while d % 2 == 0 {
+    while d.is_multiple_of(2) {
         d /= 2;
         twos += 1;
     }
-    while d % 5 == 0 {
+    while d.is_multiple_of(5) {
         d /= 5;
         fives += 1;
     }
