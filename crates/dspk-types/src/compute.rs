@@ -37,7 +37,9 @@ pub enum ComputeError {
         name: String,
     },
     /// A runtime that this build does not contain.
-    #[error("compute runtime '{target}' is not compiled in: rebuild with the cargo feature '{target}' (e.g. --features {target})")]
+    #[error(
+        "compute runtime '{target}' is not compiled in: rebuild with the cargo feature '{target}' (e.g. --features {target})"
+    )]
     NotCompiled {
         /// The runtime asked for.
         target: ComputeTarget,
@@ -161,7 +163,10 @@ impl ComputeTarget {
                 out.push(target);
             }
         }
-        assert!(!out.is_empty(), "{TEST_RUNTIMES_ENV}={list:?} names no runtime");
+        assert!(
+            !out.is_empty(),
+            "{TEST_RUNTIMES_ENV}={list:?} names no runtime"
+        );
         out
     }
 

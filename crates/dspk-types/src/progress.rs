@@ -87,10 +87,7 @@ impl<'a> Stages<'a> {
 
     /// A sink for stage `step`: everything reported to it is forwarded as that stage.
     pub fn stage(&self, step: usize) -> StageSink<'_> {
-        StageSink {
-            stages: self,
-            step,
-        }
+        StageSink { stages: self, step }
     }
 
     /// How many stages the run has.

@@ -144,8 +144,10 @@ impl SampleRate {
             return Err(DspError::InvalidSampleRate { value: text() });
         }
         let r = Ratio::new(num, den);
-        let num = u64::try_from(*r.numer()).map_err(|_| DspError::InvalidSampleRate { value: text() })?;
-        let den = u64::try_from(*r.denom()).map_err(|_| DspError::InvalidSampleRate { value: text() })?;
+        let num =
+            u64::try_from(*r.numer()).map_err(|_| DspError::InvalidSampleRate { value: text() })?;
+        let den =
+            u64::try_from(*r.denom()).map_err(|_| DspError::InvalidSampleRate { value: text() })?;
         Ok(Self { num, den })
     }
 
