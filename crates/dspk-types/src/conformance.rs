@@ -89,7 +89,8 @@ fn label(src: &dyn RecordingSource, seed: u64) -> String {
     )
 }
 
-/// Seeded windows inside the recording: the first, the last, then random ones; each holds at
+/// Seeded windows inside the recording: the first and the last (full and half size, so that
+/// some touch one end only), then random ones; each holds at
 /// most [`MAX_WINDOW`] samples and [`MAX_READ_VALUES`] values over every channel.
 fn windows(src: &dyn RecordingSource, rng: &mut SplitMix64) -> Vec<Range<u64>> {
     let total = src.info().samples;
@@ -97,7 +98,7 @@ fn windows(src: &dyn RecordingSource, rng: &mut SplitMix64) -> Vec<Range<u64>> {
     let cap = MAX_WINDOW
         .min((MAX_READ_VALUES as u64 / channels).max(1))
         .min(total);
-    let mut out = vec![0..cap, total - cap..total];
+    let mut out = vec![0..cap, total - cap..total, 0..cap / 2, total - cap / 2..total];
     for _ in 0..WINDOWS {
         let len = rng.in_range(1..cap + 1).min(total);
         let start = rng.below(total - len + 1);

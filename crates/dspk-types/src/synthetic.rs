@@ -74,7 +74,9 @@ const SINE_TABLE_LEN: usize = 1 << SINE_TABLE_BITS;
 const Q15: f64 = 32767.0;
 const LINE_HZ: f64 = 60.0;
 /// Samples per time block of a time-major read (keeps one block of every channel in cache).
-const NATIVE_BLOCK: u64 = 256;
+const NATIVE_BLOCK: usize = 256;
+/// Samples computed per call of the generator in channel-major reads (a stack buffer).
+const GEN_BLOCK: usize = 2048;
 
 /// SplitMix64's finaliser: a bijective 64-bit mix, the counter-based hash behind every value.
 #[inline(always)]
@@ -448,72 +450,64 @@ impl SyntheticRecording {
     pub fn stored_value(&self, channel: usize, sample: u64) -> DspResult<i16> {
         let range = sample..sample.saturating_add(1);
         check_read(&self.info, &[channel], &range, 1)?;
-        let mut v = 0i16;
-        self.generate(channel, range, |_, s| v = s);
-        Ok(v)
+        let mut v = [0i16];
+        self.generate(channel, sample, &mut v);
+        Ok(v[0])
     }
 
-    /// Computes channel `c` over `samples` (already checked), calling `emit(i, stored)` for the
-    /// `i`-th sample.
-    #[inline(always)]
-    fn generate(&self, c: usize, samples: Range<u64>, mut emit: impl FnMut(usize, i16)) {
+    /// Computes the stored values of channel `c` at samples `start..start + out.len()` (already
+    /// checked) into `out`. A pure function of `(seed, c, t)`: any split gives the same values.
+    fn generate(&self, c: usize, start: u64, out: &mut [i16]) {
         let g = &self.gens[c];
-        let (a, b) = (samples.start, samples.end);
         if g.dead {
-            for i in 0..(b - a) as usize {
-                emit(i, self.config.dead_level);
-            }
+            out.fill(self.config.dead_level);
             return;
         }
-        // The moving sum's history: u(a-3), u(a-2), u(a-1); slot a & 3 stands for u(a-4),
-        // which the first step must not subtract.
-        let mut ring = [0i64; NOISE_TAPS];
-        let mut sum = 0i64;
-        for k in 1..NOISE_TAPS as u64 {
-            let t = a.wrapping_sub(k);
-            let u = noise_u(g.noise_key, t);
-            ring[(t & 3) as usize] = u;
-            sum += u;
-        }
-        ring[(a & 3) as usize] = 0;
-
+        let key = g.noise_key;
+        // The moving sum's history: u(t-1), u(t-2), u(t-3).
+        let mut u1 = noise_u(key, start.wrapping_sub(1));
+        let mut u2 = noise_u(key, start.wrapping_sub(2));
+        let mut u3 = noise_u(key, start.wrapping_sub(3));
         let table = &*self.sine_table;
         let shift = 32 - SINE_TABLE_BITS;
         let wave = &self.waveform[..];
-        let mut t = a;
-        let mut i = 0usize;
-        while t < b {
-            let (seg_end, spike_start, spike_amp, wlen) =
-                if let Some(bin) = t.checked_div(self.spike_bin) {
+        let (sine_amp, line_amp, line_step) = (self.sine_amp, self.line_amp, self.line_step);
+        let mut t = start;
+        let mut rest = out;
+        while !rest.is_empty() {
+            // One spike bin (or everything, without spikes) at a time.
+            let (seg_len, spike_start, spike_amp, wlen) = match t.checked_div(self.spike_bin) {
+                Some(bin) => {
                     let bin_start = bin * self.spike_bin;
                     let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
                     let off = (h & 0xFFFF_FFFF) % (self.spike_bin - wave.len() as u64);
                     let amp = self.spike_min + ((h >> 32) % self.spike_span) as i64;
-                    let end = bin_start.saturating_add(self.spike_bin).min(b);
-                    (end, bin_start + off, amp, wave.len() as u64)
-                } else {
-                    (b, 0, 0, 0)
-                };
-            while t < seg_end {
-                let slot = (t & 3) as usize;
-                let u = noise_u(g.noise_key, t);
-                sum += u - ring[slot];
-                ring[slot] = u;
+                    let left = bin_start.saturating_add(self.spike_bin) - t;
+                    let len = usize::try_from(left).unwrap_or(usize::MAX).min(rest.len());
+                    (len, bin_start + off, amp, wave.len() as u64)
+                }
+                None => (rest.len(), 0, 0, 0),
+            };
+            let (seg, tail) = rest.split_at_mut(seg_len);
+            for o in seg {
+                let u0 = noise_u(key, t);
+                let sum = u0 + u1 + u2 + u3;
+                (u3, u2, u1) = (u2, u1, u0);
                 let mut v = (sum * g.noise_scale + (1 << 31)) >> 32;
                 let tl = t as u32;
                 let ps = tl.wrapping_mul(g.sine_step).wrapping_add(g.sine_phase) >> shift;
-                let pl = tl.wrapping_mul(self.line_step).wrapping_add(g.line_phase) >> shift;
-                v += (i64::from(table[ps as usize]) * self.sine_amp
-                    + i64::from(table[pl as usize]) * self.line_amp)
+                let pl = tl.wrapping_mul(line_step).wrapping_add(g.line_phase) >> shift;
+                v += (i64::from(table[ps as usize]) * sine_amp
+                    + i64::from(table[pl as usize]) * line_amp)
                     >> 15;
                 let w = t.wrapping_sub(spike_start);
                 if w < wlen {
                     v += (i64::from(wave[w as usize]) * spike_amp) >> 15;
                 }
-                emit(i, v.clamp(i64::from(i16::MIN), i64::from(i16::MAX)) as i16);
+                *o = v.clamp(i64::from(i16::MIN), i64::from(i16::MAX)) as i16;
                 t += 1;
-                i += 1;
             }
+            rest = tail;
         }
     }
 }
@@ -547,12 +541,19 @@ impl RecordingSource for SyntheticRecording {
         if n == 0 {
             return Ok(());
         }
+        let mut block = [0i16; GEN_BLOCK];
         for (&c, dst) in channels.iter().zip(out.chunks_exact_mut(n)) {
             let ch = &self.info.channels[c];
             let (gain, offset) = (ch.gain, ch.offset);
-            self.generate(c, samples.clone(), |i, s| {
-                dst[i] = f32::from(s) * gain + offset
-            });
+            let mut t = samples.start;
+            for chunk in dst.chunks_mut(GEN_BLOCK) {
+                let values = &mut block[..chunk.len()];
+                self.generate(c, t, values);
+                for (o, &s) in chunk.iter_mut().zip(values.iter()) {
+                    *o = f32::from(s) * gain + offset;
+                }
+                t += chunk.len() as u64;
+            }
         }
         Ok(())
     }
@@ -567,30 +568,40 @@ impl RecordingSource for SyntheticRecording {
         if n == 0 {
             return Ok(());
         }
+        let mut block = [0i16; GEN_BLOCK];
         for (&c, dst) in channels.iter().zip(out.chunks_exact_mut(2 * n)) {
-            self.generate(c, samples.clone(), |i, s| {
-                dst[2 * i..2 * i + 2].copy_from_slice(&s.to_le_bytes());
-            });
+            let mut t = samples.start;
+            for chunk in dst.chunks_mut(2 * GEN_BLOCK) {
+                let values = &mut block[..chunk.len() / 2];
+                self.generate(c, t, values);
+                for (o, &s) in chunk.chunks_exact_mut(2).zip(values.iter()) {
+                    o.copy_from_slice(&s.to_le_bytes());
+                }
+                t += values.len() as u64;
+            }
         }
         Ok(())
     }
 
     fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
-        check_read_native(&self.info, &samples, out.len())?;
+        let n = check_read_native(&self.info, &samples, out.len())?;
         let count = self.info.channel_count();
+        if n == 0 {
+            return Ok(MemoryOrder::TimeMajor);
+        }
         // Time blocks keep one block of every channel in cache while channels are filled in.
-        let mut block_start = samples.start;
-        while block_start < samples.end {
-            let block_end = block_start.saturating_add(NATIVE_BLOCK).min(samples.end);
-            let base = (block_start - samples.start) as usize * count;
-            let block = &mut out[base..base + (block_end - block_start) as usize * count];
+        let mut block = [0i16; NATIVE_BLOCK];
+        let mut t = samples.start;
+        for frames in out.chunks_mut(NATIVE_BLOCK * count) {
+            let values = &mut block[..frames.len() / count];
             for (c, ch) in self.info.channels.iter().enumerate() {
                 let (gain, offset) = (ch.gain, ch.offset);
-                self.generate(c, block_start..block_end, |i, s| {
-                    block[i * count + c] = f32::from(s) * gain + offset;
-                });
+                self.generate(c, t, values);
+                for (frame, &s) in frames.chunks_exact_mut(count).zip(values.iter()) {
+                    frame[c] = f32::from(s) * gain + offset;
+                }
             }
-            block_start = block_end;
+            t += values.len() as u64;
         }
         Ok(MemoryOrder::TimeMajor)
     }
