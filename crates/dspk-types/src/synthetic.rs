@@ -1,45 +1,4 @@
 //! A deterministic, seeded, Neuropixels-like recording computed on demand: any length, no storage.
-//!
-//! # The model
-//!
-//! Every stored value is an `int16` computed from `(seed, channel, sample)` alone, so any window
-//! of any length is computed independently of every other (a read split anywhere equals one
-//! read, bit for bit) and the recording holds no state proportional to its length: ten hours of
-//! 384 channels are described and read at their end in the memory of the window asked for.
-//!
-//! A normal channel's stored value at sample `t` is the sum, in stored units (counts), rounded
-//! and saturated to the `int16` range, of:
-//! - **band-limited noise**: a counter-based hash (SplitMix64's finaliser) of
-//!   `(seed, channel, t)` gives four uniform 16-bit values; their sum, summed again over the
-//!   [`NOISE_TAPS`] samples `t-3..=t` (a moving sum: a low-pass whose first zero is at a quarter
-//!   of the sample rate, 7.5 kHz at 30 kHz), is scaled in fixed point to
-//!   [`SyntheticConfig::noise_rms_uv`] (RMS over a long window);
-//! - **two sinusoids** of amplitude [`SyntheticConfig::sine_amplitude_uv`] each: a per-channel
-//!   one whose frequency is hashed between 1 % and 10 % of the sample rate (300 Hz–3 kHz at
-//!   30 kHz), and a 60 Hz "line" component shared by every channel (with a per-channel phase;
-//!   left out when 60 Hz is above 45 % of the rate). Both use an exact 32-bit phase accumulator
-//!   and a 1024-entry sine table: integer arithmetic only, no trigonometry per sample;
-//! - **spikes**: time is cut into bins of `round(rate / spike_rate_hz)` samples; each bin of
-//!   each channel holds one spike at a hashed position, with a fixed 2 ms waveform (a negative
-//!   trough 0.6 ms in, then a smaller positive repolarisation) whose trough depth is hashed
-//!   between [`SyntheticConfig::spike_min_uv`] and [`SyntheticConfig::spike_max_uv`].
-//!
-//! A **dead** channel holds [`SyntheticConfig::dead_level`] at every sample (zero variance). A
-//! **noisy** channel is a normal channel whose noise is [`SyntheticConfig::noisy_factor`] times
-//! larger (8× by default, so its RMS is about 7× the median's).
-//!
-//! Scaled values are `stored * gain + offset` in µV, computed exactly like
-//! [`SampleFormat::decode`] (`f32::from(stored) * gain + offset`), so `read` and a decoded
-//! `read_stored` agree bit for bit. The native order is time-major, like SpikeGLX's `.bin`.
-//!
-//! # The default probe
-//!
-//! [`SyntheticConfig::default`] (= [`SyntheticConfig::neuropixels`]): 384 channels, 30 kHz,
-//! 60 s (1 800 000 samples), seed 0, gain 0.195 µV per count (the step commonly quoted for
-//! Neuropixels 2.0-like probes; documented here rather than derived from a particular probe's
-//! gain table), offset 0, noise 10 µV RMS, sinusoids 3 µV, 5 spikes/s per channel of 50–150 µV,
-//! dead channels {3, 190} (flat at 0), noisy channels {77, 301}. The planted channels are fixed,
-//! not derived from the seed, so tests can name them.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -134,7 +93,7 @@ pub struct SyntheticConfig {
 }
 
 impl SyntheticConfig {
-    /// The Neuropixels-like default probe (see the [module docs](self)).
+    /// The Neuropixels-like default probe (see [`SyntheticRecording`]).
     pub fn neuropixels() -> Self {
         Self {
             name: "synthetic".to_string(),
@@ -196,8 +155,50 @@ struct ChannelGen {
     line_phase: u32,
 }
 
-/// A deterministic, seeded, Neuropixels-like recording computed on demand (see the
-/// [module docs](self) for the model and the defaults).
+/// A deterministic, seeded, Neuropixels-like recording computed on demand.
+///
+/// # The model
+///
+/// Every stored value is an `int16` computed from `(seed, channel, sample)` alone, so any window
+/// of any length is computed independently of every other (a read split anywhere equals one
+/// read, bit for bit) and the recording holds no state proportional to its length: ten hours of
+/// 384 channels are described and read at their end in the memory of the window asked for.
+///
+/// A normal channel's stored value at sample `t` is the sum, in stored units (counts), rounded
+/// and saturated to the `int16` range, of:
+/// - **band-limited noise**: a counter-based hash (SplitMix64's finaliser) of
+///   `(seed, channel, t)` gives four uniform 16-bit values; their sum, summed again over the
+///   [`NOISE_TAPS`] samples `t-3..=t` (a moving sum: a low-pass whose first zero is at a quarter
+///   of the sample rate, 7.5 kHz at 30 kHz), is scaled in fixed point to
+///   [`SyntheticConfig::noise_rms_uv`] (RMS over a long window);
+/// - **two sinusoids** of amplitude [`SyntheticConfig::sine_amplitude_uv`] each: a per-channel
+///   one whose frequency is hashed between 1 % and 10 % of the sample rate (300 Hz–3 kHz at
+///   30 kHz), and a 60 Hz "line" component shared by every channel (with a per-channel phase;
+///   left out when 60 Hz is above 45 % of the rate). Both use an exact 32-bit phase accumulator
+///   and a 1024-entry sine table: integer arithmetic only, no trigonometry per sample;
+/// - **spikes**: time is cut into bins of `round(rate / spike_rate_hz)` samples; each bin of
+///   each channel holds one spike at a hashed position, with a fixed 2 ms waveform (a negative
+///   trough 0.6 ms in, then a smaller positive repolarisation) whose trough depth is hashed
+///   between [`SyntheticConfig::spike_min_uv`] and [`SyntheticConfig::spike_max_uv`].
+///
+/// A **dead** channel holds [`SyntheticConfig::dead_level`] at every sample (zero variance). A
+/// **noisy** channel is a normal channel whose noise is [`SyntheticConfig::noisy_factor`] times
+/// larger (8× by default, so its RMS is about 7× the median's).
+///
+/// Scaled values are `stored * gain + offset` in µV, computed exactly like
+/// [`SampleFormat::decode`] (`f32::from(stored) * gain + offset`), so `read` and a decoded
+/// `read_stored` agree bit for bit. The native order is time-major, like SpikeGLX's `.bin`.
+///
+/// # The default probe
+///
+/// [`SyntheticConfig::default`] (= [`SyntheticConfig::neuropixels`]): 384 channels, 30 kHz,
+/// 60 s (1 800 000 samples), seed 0, gain 0.195 µV per count (the step commonly quoted for
+/// Neuropixels 2.0-like probes; documented here rather than derived from a particular probe's
+/// gain table), offset 0, noise 10 µV RMS, sinusoids 3 µV, 5 spikes/s per channel of 50–150 µV,
+/// dead channels {3, 190} (flat at 0), noisy channels {77, 301}. The planted channels are fixed,
+/// not derived from the seed, so tests can name them.
+///
+/// # Example
 ///
 /// ```
 /// use dspk_types::{RecordingSource, SyntheticConfig, SyntheticRecording};
@@ -420,7 +421,7 @@ impl SyntheticRecording {
         })
     }
 
-    /// The default probe (384 channels, 30 kHz, 60 s; see the [module docs](self)).
+    /// The default probe (384 channels, 30 kHz, 60 s; see [`SyntheticRecording`]).
     pub fn default_probe() -> Self {
         Self::neuropixels(DEFAULT_SYNTHETIC_SAMPLES)
     }

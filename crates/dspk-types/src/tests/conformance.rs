@@ -93,7 +93,7 @@ fn synthetic_recordings_conform() {
         check_all(&small_synthetic(c, n, seed), seed);
     }
     let odd_rate = SyntheticConfig {
-        sample_rate: SampleRate::new(24_414.0625).unwrap(),
+        sample_rate: SampleRate::new(24_414.062_5).unwrap(),
         spike_rate_hz: 0.0,
         ..SyntheticConfig::default()
             .with_channels(9, vec![8], vec![0])
@@ -107,7 +107,8 @@ fn sliced_recordings_conform() {
     let seed = fresh_seed("sliced_recordings_conform");
     let mem: Arc<dyn RecordingSource> = Arc::new(random_memory(6, 3000, seed));
     let syn: Arc<dyn RecordingSource> = Arc::new(SyntheticRecording::neuropixels(1_080_000_000));
-    let cases: Vec<(Arc<dyn RecordingSource>, Range<u64>, Option<Vec<usize>>)> = vec![
+    type Case = (Arc<dyn RecordingSource>, Range<u64>, Option<Vec<usize>>);
+    let cases: Vec<Case> = vec![
         (mem.clone(), 0..3000, None),
         (mem.clone(), 100..2900, Some(vec![5, 0, 0, 3])),
         (mem.clone(), 2999..3000, Some(vec![2])),

@@ -30,7 +30,7 @@ fn rms_about_mean(x: &[f32]) -> f64 {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let m = v.len() / 2;
-    if v.len() % 2 == 0 {
+    if v.len().is_multiple_of(2) {
         (v[m - 1] + v[m]) / 2.0
     } else {
         v[m]
@@ -422,7 +422,7 @@ fn bad_configurations_are_refused() {
 
 #[test]
 fn other_rates_and_odd_shapes_work() {
-    for (rate, channels) in [(24_414.0625, 7usize), (2_500.0, 1), (1_000.0, 3)] {
+    for (rate, channels) in [(24_414.062_5, 7usize), (2_500.0, 1), (1_000.0, 3)] {
         let cfg = SyntheticConfig {
             sample_rate: SampleRate::new(rate).unwrap(),
             spike_rate_hz: 2.0,
