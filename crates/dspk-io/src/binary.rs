@@ -1,0 +1,405 @@
+//! Raw binary recordings described by a JSON sidecar (`data.bin` + `data.bin.json`).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use dspk_types::{
+    ChannelInfo, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, RecordingSource,
+    SampleFormat, SampleRate, SignalUnit,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::mapped::MappedFile;
+use crate::raw::{RawData, file_error};
+
+/// The sidecar schema version this crate writes and reads.
+pub const SIDECAR_VERSION: u32 = 1;
+
+/// The JSON sidecar that describes a raw binary file: `<file>.json` next to `<file>`
+/// (`data.bin` → `data.bin.json`).
+///
+/// ```json
+/// {
+///   "version": 1,
+///   "sample_rate": "30000",
+///   "channel_count": 2,
+///   "format": "int16",
+///   "order": "time-major",
+///   "header_offset_bytes": 0,
+///   "channels": [
+///     {"name": "A0", "gain": 2.34375, "offset": 0, "unit": "uV"},
+///     {"name": "A1", "gain": 2.34375, "offset": 0, "unit": "uV"}
+///   ],
+///   "start_time": "0",
+///   "metadata": {"probe": "NP1.0"}
+/// }
+/// ```
+///
+/// `sample_rate` is a number or exact text (`"29999.4325"`, `"750003/25"`); `format` a NumPy
+/// name (`int8`, `int16`, `uint16`, `int32`, `float32`, `float64`); `order` `time-major`
+/// (frames of every channel, as acquisition writes) or `channel-major`. Optional:
+/// `version` (1), `header_offset_bytes` (0, bytes skipped before the samples), `channels`
+/// (default names `ch0…`, gain 1, offset 0, dimensionless; each field of an entry is optional
+/// too), `start_time` (seconds, number or exact text; 0), `metadata` (text values). Unknown
+/// fields are refused, so a typo is an error rather than a silently ignored setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BinarySidecar {
+    /// Schema version (1); optional when reading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    /// The exact sample rate.
+    pub sample_rate: SampleRate,
+    /// Channels per frame.
+    pub channel_count: usize,
+    /// How one sample is stored.
+    #[serde(with = "format_name")]
+    pub format: SampleFormat,
+    /// How samples are laid out.
+    #[serde(with = "order_name")]
+    pub order: MemoryOrder,
+    /// Bytes before the first sample.
+    #[serde(default)]
+    pub header_offset_bytes: u64,
+    /// Per-channel names and scaling; empty means defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<SidecarChannel>,
+    /// The time of sample 0.
+    #[serde(default)]
+    pub start_time: RationalTime,
+    /// Free-form metadata.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// One channel of a [`BinarySidecar`]: every field optional.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SidecarChannel {
+    /// The name (default `ch<index>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Multiplier from stored value to `unit` (default 1).
+    #[serde(default = "one")]
+    pub gain: f32,
+    /// Added after the gain (default 0).
+    #[serde(default)]
+    pub offset: f32,
+    /// The unit of scaled values (default dimensionless).
+    #[serde(default)]
+    pub unit: SignalUnit,
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+mod format_name {
+    use dspk_types::SampleFormat;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(f: &SampleFormat, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(f.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SampleFormat, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+mod order_name {
+    use dspk_types::MemoryOrder;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(o: &MemoryOrder, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(o.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<MemoryOrder, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl BinarySidecar {
+    /// The sidecar describing `info` stored in `order` (channel names, gains, offsets, units,
+    /// rate, start time, metadata; `info.samples` is implied by the file size).
+    pub fn from_info(info: &RecordingInfo, order: MemoryOrder) -> Self {
+        Self {
+            version: Some(SIDECAR_VERSION),
+            sample_rate: info.sample_rate,
+            channel_count: info.channel_count(),
+            format: info.format,
+            order,
+            header_offset_bytes: 0,
+            channels: info
+                .channels
+                .iter()
+                .map(|c| SidecarChannel {
+                    name: Some(c.name.clone()),
+                    gain: c.gain,
+                    offset: c.offset,
+                    unit: c.unit.clone(),
+                })
+                .collect(),
+            start_time: info.start_time,
+            metadata: info.metadata.clone(),
+        }
+    }
+
+    /// Reads and checks the sidecar at `path`.
+    pub fn read(path: &Path) -> DspResult<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                file_error(path, "missing sidecar: a raw binary file needs a JSON sidecar next to it describing rate, channels and format")
+            } else {
+                DspError::io(path, "cannot read the sidecar", &e)
+            }
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and checks sidecar text; `path` names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> DspResult<Self> {
+        let sidecar: Self =
+            serde_json::from_str(text).map_err(|e| file_error(path, format!("invalid sidecar: {e}")))?;
+        sidecar.check(path)?;
+        Ok(sidecar)
+    }
+
+    /// Checks the fields against each other; `path` names the file in errors.
+    pub fn check(&self, path: &Path) -> DspResult<()> {
+        if let Some(v) = self.version
+            && v != SIDECAR_VERSION
+        {
+            return Err(file_error(
+                path,
+                format!("unsupported sidecar version {v} (this reader knows version {SIDECAR_VERSION})"),
+            ));
+        }
+        if self.channel_count == 0 {
+            return Err(file_error(path, "invalid sidecar: channel_count is 0"));
+        }
+        if !self.channels.is_empty() && self.channels.len() != self.channel_count {
+            return Err(file_error(
+                path,
+                format!(
+                    "invalid sidecar: channel_count is {} but {} channels are described",
+                    self.channel_count,
+                    self.channels.len()
+                ),
+            ));
+        }
+        if let Some((i, c)) = self
+            .channels
+            .iter()
+            .enumerate()
+            .find(|(_, c)| !c.gain.is_finite() || !c.offset.is_finite())
+        {
+            return Err(file_error(
+                path,
+                format!("invalid sidecar: channel {i} has gain {} and offset {}", c.gain, c.offset),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The channel descriptions, with defaults filled in.
+    pub fn channel_infos(&self) -> Vec<ChannelInfo> {
+        (0..self.channel_count)
+            .map(|i| match self.channels.get(i) {
+                Some(c) => ChannelInfo {
+                    name: c.name.clone().unwrap_or_else(|| format!("ch{i}")),
+                    gain: c.gain,
+                    offset: c.offset,
+                    unit: c.unit.clone(),
+                },
+                None => ChannelInfo::new(format!("ch{i}")),
+            })
+            .collect()
+    }
+}
+
+/// The sidecar path of a data file: `<file>.json`.
+pub fn sidecar_path(data: &Path) -> PathBuf {
+    let mut s: OsString = data.as_os_str().to_owned();
+    s.push(".json");
+    PathBuf::from(s)
+}
+
+/// `(data, sidecar)` for a path naming either: a path ending in `.json` whose stem exists is
+/// taken as the sidecar.
+pub(crate) fn binary_paths(path: &Path) -> (PathBuf, PathBuf) {
+    if path.extension().is_some_and(|e| e == "json") {
+        let data = path.with_extension("");
+        if data.is_file() {
+            return (data, path.to_path_buf());
+        }
+    }
+    (path.to_path_buf(), sidecar_path(path))
+}
+
+/// What a binary file's sidecar and size say, without mapping or reading samples.
+pub(crate) struct BinaryLayout {
+    pub(crate) data: PathBuf,
+    pub(crate) sidecar_path: PathBuf,
+    pub(crate) sidecar: BinarySidecar,
+    pub(crate) info: RecordingInfo,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl BinaryLayout {
+    /// Reads the sidecar and takes the data length from the file's metadata (no mapping).
+    pub(crate) fn read(path: &Path) -> DspResult<Self> {
+        let (data, sidecar_path, sidecar) = Self::read_sidecar(path)?;
+        let len = std::fs::metadata(&data)
+            .map_err(|e| DspError::io(&data, "cannot read the size", &e))?
+            .len();
+        Self::from_parts(data, sidecar_path, sidecar, len)
+    }
+
+    /// `(data, sidecar path, sidecar)` for a path naming the data file or its sidecar.
+    fn read_sidecar(path: &Path) -> DspResult<(PathBuf, PathBuf, BinarySidecar)> {
+        let (data, sidecar_path) = binary_paths(path);
+        let meta = std::fs::metadata(&data).map_err(|e| DspError::io(&data, "cannot open", &e))?;
+        if !meta.is_file() {
+            return Err(file_error(&data, "not a regular file"));
+        }
+        let sidecar = BinarySidecar::read(&sidecar_path)?;
+        Ok((data, sidecar_path, sidecar))
+    }
+
+    fn from_parts(data: PathBuf, sidecar_path: PathBuf, sidecar: BinarySidecar, len: u64) -> DspResult<Self> {
+        let header = sidecar.header_offset_bytes;
+        if len < header {
+            return Err(file_error(
+                &data,
+                format!(
+                    "file is shorter than its header: {len} bytes, header_offset_bytes {header} (sidecar {})",
+                    sidecar_path.display()
+                ),
+            ));
+        }
+        let frame = sidecar.channel_count as u64 * sidecar.format.bytes() as u64;
+        let body = len - header;
+        let samples = body / frame;
+        let rest = body % frame;
+        let mut warnings = Vec::new();
+        if rest != 0 {
+            match sidecar.order {
+                MemoryOrder::TimeMajor => warnings.push(format!(
+                    "{}: {rest} trailing bytes are not a whole frame ({} channels × {} bytes); the partial last frame is dropped",
+                    data.display(),
+                    sidecar.channel_count,
+                    sidecar.format.bytes()
+                )),
+                MemoryOrder::ChannelMajor => {
+                    return Err(file_error(
+                        &data,
+                        format!(
+                            "{body} data bytes are not {} whole channels of {} samples: a channel-major file cannot be cut to whole frames ({rest} bytes left over)",
+                            sidecar.channel_count,
+                            sidecar.format
+                        ),
+                    ));
+                }
+            }
+        }
+        let name = data
+            .file_name()
+            .map_or_else(|| data.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let info = RecordingInfo {
+            name,
+            channels: sidecar.channel_infos(),
+            samples,
+            sample_rate: sidecar.sample_rate,
+            format: sidecar.format,
+            order: sidecar.order,
+            start_time: sidecar.start_time,
+            metadata: sidecar.metadata.clone(),
+        };
+        Ok(Self {
+            data,
+            sidecar_path,
+            sidecar,
+            info,
+            warnings,
+        })
+    }
+}
+
+/// A raw binary file described by a [`BinarySidecar`], memory-mapped.
+///
+/// `read`, `read_stored` and `read_native` are served straight from the mapping: the
+/// time-major → channel-major decode is a blocked transpose that keeps source and destination
+/// rows in cache. The file must not be modified or truncated while it is open.
+#[derive(Debug)]
+pub struct BinaryRecording {
+    raw: RawData,
+    sidecar_path: PathBuf,
+    sidecar: BinarySidecar,
+    warnings: Vec<String>,
+}
+
+impl BinaryRecording {
+    /// Opens `path` (the data file, or its `.json` sidecar) and maps the data.
+    ///
+    /// Errors name the file: a missing or invalid sidecar, unknown fields or format, a channel
+    /// count of 0, a file shorter than its header offset. A partial last frame is dropped and
+    /// reported in [`BinaryRecording::warnings`].
+    pub fn open(path: impl AsRef<Path>) -> DspResult<Self> {
+        let (data, sidecar_path, sidecar) = BinaryLayout::read_sidecar(path.as_ref())?;
+        let map = MappedFile::open(&data)?;
+        let len = map.bytes().len() as u64;
+        let layout = BinaryLayout::from_parts(data, sidecar_path, sidecar, len)?;
+        let raw = RawData::new(map, layout.sidecar.header_offset_bytes, layout.info)?;
+        Ok(Self {
+            raw,
+            sidecar_path: layout.sidecar_path,
+            sidecar: layout.sidecar,
+            warnings: layout.warnings,
+        })
+    }
+
+    /// Problems found that did not stop the file from opening (a dropped partial frame).
+    /// Libraries do not print; programs show these.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The data file.
+    pub fn path(&self) -> &Path {
+        self.raw.path()
+    }
+
+    /// The sidecar file.
+    pub fn sidecar_path(&self) -> &Path {
+        &self.sidecar_path
+    }
+
+    /// The sidecar as read.
+    pub fn sidecar(&self) -> &BinarySidecar {
+        &self.sidecar
+    }
+}
+
+impl RecordingSource for BinaryRecording {
+    fn info(&self) -> &RecordingInfo {
+        self.raw.info()
+    }
+
+    fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
+        self.raw.read(channels, samples, out)
+    }
+
+    fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+        self.raw.read_stored(channels, samples, out)
+    }
+
+    fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
+        self.raw.read_native(samples, out)
+    }
+}
