@@ -1,10 +1,48 @@
-//! Recordings on disk for dspk.
+//! Recordings on disk for dspk: raw binary files with a JSON sidecar (read and write) and
+//! SpikeGLX `.bin` + `.meta` recordings, memory-mapped behind the same
+//! [`RecordingSource`](dspk_types::RecordingSource) trait as every other dspk source.
+//!
+//! - [`BinaryRecording`]: any [`SampleFormat`](dspk_types::SampleFormat), either order, an
+//!   optional header, described by `<file>.json` ([`BinarySidecar`]).
+//! - [`SpikeGlxRecording`]: imec AP/LF streams (NP1.0 and NP2.0 gain rules) and NI streams.
+//! - [`open`] picks the reader from the files next to the path; [`detect`] reads only the
+//!   description.
+//! - [`write_binary`] streams any source through windows into a new file + sidecar;
+//!   [`BinaryWriter`] takes windows one at a time (e.g. decoded on a device).
+//!
+//! What it deliberately is not: no GPU code, no printing (problems that do not stop a file from
+//! opening are returned as warnings for the program to show), no writing of SpikeGLX files.
+//!
+//! Reads are served straight from the mapping: `read` of a time-major file into channel-major
+//! `f32` is a blocked transpose-decode that keeps source and destination rows in cache, with
+//! the same `f32` rule as [`SampleFormat::decode`](dspk_types::SampleFormat::decode). A mapped
+//! file must not be truncated or rewritten while it is open (the one `unsafe` of this crate is
+//! the mapping, in `mapped.rs`).
+//!
+//! ```
+//! use dspk_io::{WriteOptions, open, write_binary};
+//! use dspk_types::{NoProgress, RecordingSource, SyntheticConfig, SyntheticRecording};
+//!
+//! let dir = std::env::temp_dir().join(format!("dspk-io-lib-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let synthetic = SyntheticRecording::new(SyntheticConfig::default().with_samples(1000)).unwrap();
+//! let path = dir.join("copy.bin");
+//! write_binary(&synthetic, &path, &WriteOptions::default(), &NoProgress).unwrap();
+//! let rec = open(&path).unwrap();
+//! assert_eq!(rec.info().samples, 1000);
+//! assert!(rec.warnings().is_empty());
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! ```
 
 mod binary;
 mod decode;
+mod detect;
 mod mapped;
 mod raw;
+mod spikeglx;
 mod writer;
 
 pub use binary::*;
+pub use detect::*;
+pub use spikeglx::*;
 pub use writer::*;

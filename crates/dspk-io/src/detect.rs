@@ -1,0 +1,202 @@
+//! Format detection: which reader a path needs, and opening it.
+
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource};
+
+use crate::binary::{BinaryLayout, BinaryRecording, binary_paths};
+use crate::raw::file_error;
+use crate::spikeglx::{SpikeGlxLayout, SpikeGlxRecording, spikeglx_paths};
+
+/// What [`open`] and [`detect`] support, for messages.
+pub const SUPPORTED_FORMATS: &str =
+    "raw binary with a JSON sidecar (<file> + <file>.json), SpikeGLX (.bin + .meta)";
+
+/// The on-disk formats dspk-io reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileFormat {
+    /// Raw binary with a `<file>.json` sidecar ([`BinaryRecording`]).
+    Binary,
+    /// SpikeGLX `.bin` + `.meta` ([`SpikeGlxRecording`]).
+    SpikeGlx,
+}
+
+impl FileFormat {
+    /// A short name (`binary`, `spikeglx`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            FileFormat::Binary => "binary",
+            FileFormat::SpikeGlx => "spikeglx",
+        }
+    }
+}
+
+impl fmt::Display for FileFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What [`detect`] found: the format, the files, and the description, without reading data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detected {
+    /// The format.
+    pub format: FileFormat,
+    /// The file holding the samples.
+    pub data_path: PathBuf,
+    /// The file describing them (sidecar or `.meta`).
+    pub metadata_path: PathBuf,
+    /// The recording's description.
+    pub info: RecordingInfo,
+    /// Problems that would not stop the file from opening (a partial last frame).
+    pub warnings: Vec<String>,
+}
+
+/// Which format `path` is in, from the files next to it (no reads):
+/// a `.meta` path or a sibling `.meta` → SpikeGLX; a `.json` sidecar → binary.
+pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
+    if path.is_dir() {
+        return Err(DspError::UnsupportedFormat(format!(
+            "{} is a directory: give the recording's data file (supported: {SUPPORTED_FORMATS})",
+            path.display()
+        )));
+    }
+    let (bin, meta) = spikeglx_paths(path);
+    let is_meta = path.extension().is_some_and(|e| e == "meta");
+    if is_meta || meta.is_file() {
+        if !bin.exists() && is_meta {
+            return Err(file_error(&bin, "missing .bin: the .meta has no data file next to it"));
+        }
+        return Ok(FileFormat::SpikeGlx);
+    }
+    let (data, sidecar) = binary_paths(path);
+    if sidecar.is_file() {
+        if !data.exists() {
+            return Err(file_error(&data, "missing data file: the sidecar has no data file next to it"));
+        }
+        return Ok(FileFormat::Binary);
+    }
+    if !path.exists() {
+        return Err(file_error(path, "no such file"));
+    }
+    Err(DspError::UnsupportedFormat(format!(
+        "{}: no sidecar {} and no .meta {} next to it (supported: {SUPPORTED_FORMATS})",
+        path.display(),
+        sidecar.display(),
+        meta.display()
+    )))
+}
+
+/// Detects the format of `path` and reads its description only (the sidecar or `.meta`, and
+/// the data file's size): no mapping, no sample reads.
+pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
+    let path = path.as_ref();
+    match detect_format(path)? {
+        FileFormat::Binary => {
+            let l = BinaryLayout::read(path)?;
+            Ok(Detected {
+                format: FileFormat::Binary,
+                data_path: l.data,
+                metadata_path: l.sidecar_path,
+                info: l.info,
+                warnings: l.warnings,
+            })
+        }
+        FileFormat::SpikeGlx => {
+            let l = SpikeGlxLayout::read(path)?;
+            Ok(Detected {
+                format: FileFormat::SpikeGlx,
+                data_path: l.bin,
+                metadata_path: l.meta_path,
+                info: l.info,
+                warnings: l.warnings,
+            })
+        }
+    }
+}
+
+/// A recording opened by [`open`]: one of the file readers, itself a [`RecordingSource`].
+#[derive(Debug)]
+pub enum FileRecording {
+    /// Raw binary with a sidecar.
+    Binary(BinaryRecording),
+    /// SpikeGLX.
+    SpikeGlx(SpikeGlxRecording),
+}
+
+impl FileRecording {
+    /// The format.
+    pub fn format(&self) -> FileFormat {
+        match self {
+            FileRecording::Binary(_) => FileFormat::Binary,
+            FileRecording::SpikeGlx(_) => FileFormat::SpikeGlx,
+        }
+    }
+
+    /// Problems that did not stop the file from opening (a dropped partial frame); programs
+    /// show these, libraries do not print.
+    pub fn warnings(&self) -> &[String] {
+        match self {
+            FileRecording::Binary(r) => r.warnings(),
+            FileRecording::SpikeGlx(r) => r.warnings(),
+        }
+    }
+
+    /// The file holding the samples.
+    pub fn path(&self) -> &Path {
+        match self {
+            FileRecording::Binary(r) => r.path(),
+            FileRecording::SpikeGlx(r) => r.path(),
+        }
+    }
+
+    /// As a shared trait object.
+    pub fn into_source(self) -> Arc<dyn RecordingSource> {
+        match self {
+            FileRecording::Binary(r) => Arc::new(r),
+            FileRecording::SpikeGlx(r) => Arc::new(r),
+        }
+    }
+
+    fn source(&self) -> &dyn RecordingSource {
+        match self {
+            FileRecording::Binary(r) => r,
+            FileRecording::SpikeGlx(r) => r,
+        }
+    }
+}
+
+impl RecordingSource for FileRecording {
+    fn info(&self) -> &RecordingInfo {
+        self.source().info()
+    }
+
+    fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
+        self.source().read(channels, samples, out)
+    }
+
+    fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+        self.source().read_stored(channels, samples, out)
+    }
+
+    fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
+        self.source().read_native(samples, out)
+    }
+
+    fn chunk_samples(&self) -> Option<u64> {
+        self.source().chunk_samples()
+    }
+}
+
+/// Opens the recording at `path` in whichever supported format it is ([`detect_format`]).
+/// An unknown format is [`DspError::UnsupportedFormat`] listing what is supported.
+pub fn open(path: impl AsRef<Path>) -> DspResult<FileRecording> {
+    let path = path.as_ref();
+    Ok(match detect_format(path)? {
+        FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
+        FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
+    })
+}
