@@ -62,7 +62,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         r#"{{"sample_rate": {RATE}, "channel_count": {CHANNELS}, "format": "int16", "order": "time-major",
             "channels": [{}]}}"#,
         (0..CHANNELS)
-            .map(|c| format!(r#"{{"gain": {}, "unit": "uV"}}"#, 2.34375 + c as f64 * 0.001))
+            .map(|c| format!(
+                r#"{{"gain": {}, "unit": "uV"}}"#,
+                2.34375 + c as f64 * 0.001
+            ))
             .collect::<Vec<_>>()
             .join(",")
     );
@@ -118,16 +121,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let moved = samples as f64 * CHANNELS as f64 * 6.0; // 2 B read + 4 B written per sample
     let read_bw = moved / read_t / 1e9;
     let copy_bw = 2.0 * n as f64 / copy_t / 1e9; // read + written
-    println!("file: {} ({:.1} MB, {CHANNELS} ch × {samples} samples int16 time-major)", path.display(), bytes as f64 / 1e6);
+    println!(
+        "file: {} ({:.1} MB, {CHANNELS} ch × {samples} samples int16 time-major)",
+        path.display(),
+        bytes as f64 / 1e6
+    );
     println!(
         "read (1 s windows, all channels, channel-major f32 µV): median {:.1} ms (min {:.1}, max {:.1}) → {:.2} GB/s moved (2 B read + 4 B written per sample), {:.2} GB/s of int16",
-        read_t * 1e3, rmin * 1e3, rmax * 1e3, read_bw, bytes as f64 / read_t / 1e9
+        read_t * 1e3,
+        rmin * 1e3,
+        rmax * 1e3,
+        read_bw,
+        bytes as f64 / read_t / 1e9
     );
     println!(
         "memcpy 256 MiB: median {:.1} ms (min {:.1}, max {:.1}) → {:.2} GB/s moved (read + write)",
-        copy_t * 1e3, cmin * 1e3, cmax * 1e3, copy_bw
+        copy_t * 1e3,
+        cmin * 1e3,
+        cmax * 1e3,
+        copy_bw
     );
-    println!("H1 ratio: {:.2} × memcpy (target ≥ 0.30)", read_bw / copy_bw);
+    println!(
+        "H1 ratio: {:.2} × memcpy (target ≥ 0.30)",
+        read_bw / copy_bw
+    );
     let (read_cpu, copy_cpu) = (median(cpu_times), median(copy_cpu));
     if read_cpu > 0.0 && copy_cpu > 0.0 {
         println!(

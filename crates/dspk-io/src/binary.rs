@@ -164,8 +164,8 @@ impl BinarySidecar {
 
     /// Parses and checks sidecar text; `path` names the file in errors.
     pub fn parse(text: &str, path: &Path) -> DspResult<Self> {
-        let sidecar: Self =
-            serde_json::from_str(text).map_err(|e| file_error(path, format!("invalid sidecar: {e}")))?;
+        let sidecar: Self = serde_json::from_str(text)
+            .map_err(|e| file_error(path, format!("invalid sidecar: {e}")))?;
         sidecar.check(path)?;
         Ok(sidecar)
     }
@@ -177,7 +177,9 @@ impl BinarySidecar {
         {
             return Err(file_error(
                 path,
-                format!("unsupported sidecar version {v} (this reader knows version {SIDECAR_VERSION})"),
+                format!(
+                    "unsupported sidecar version {v} (this reader knows version {SIDECAR_VERSION})"
+                ),
             ));
         }
         if self.channel_count == 0 {
@@ -201,7 +203,10 @@ impl BinarySidecar {
         {
             return Err(file_error(
                 path,
-                format!("invalid sidecar: channel {i} has gain {} and offset {}", c.gain, c.offset),
+                format!(
+                    "invalid sidecar: channel {i} has gain {} and offset {}",
+                    c.gain, c.offset
+                ),
             ));
         }
         Ok(())
@@ -272,7 +277,12 @@ impl BinaryLayout {
         Ok((data, sidecar_path, sidecar))
     }
 
-    fn from_parts(data: PathBuf, sidecar_path: PathBuf, sidecar: BinarySidecar, len: u64) -> DspResult<Self> {
+    fn from_parts(
+        data: PathBuf,
+        sidecar_path: PathBuf,
+        sidecar: BinarySidecar,
+        len: u64,
+    ) -> DspResult<Self> {
         let header = sidecar.header_offset_bytes;
         if len < header {
             return Err(file_error(
@@ -308,9 +318,10 @@ impl BinaryLayout {
                 }
             }
         }
-        let name = data
-            .file_name()
-            .map_or_else(|| data.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = data.file_name().map_or_else(
+            || data.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let info = RecordingInfo {
             name,
             channels: sidecar.channel_infos(),
@@ -395,7 +406,12 @@ impl RecordingSource for BinaryRecording {
         self.raw.read(channels, samples, out)
     }
 
-    fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+    fn read_stored(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<()> {
         self.raw.read_stored(channels, samples, out)
     }
 

@@ -106,7 +106,10 @@ pub(crate) fn contiguous_start(channels: &[usize]) -> Option<usize> {
 /// `src` holds `n` frames of `frame_channels` values; `out[i * n + s]` becomes frame `s`'s
 /// value of channel `channels[i]`, times `gains[channel]` plus `offsets[channel]` (indexed by
 /// file channel). The caller has checked every length and index.
-#[expect(clippy::too_many_arguments, reason = "an internal kernel; the arguments are one shape")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "an internal kernel; the arguments are one shape"
+)]
 pub(crate) fn decode_transpose(
     format: SampleFormat,
     src: &[u8],
@@ -131,7 +134,14 @@ pub(crate) fn decode_transpose(
 /// each tile row is one contiguous load of `TILE` values, scaled with the channels as vector
 /// lanes, then transposed in registers and stored as `TILE` runs of `TILE` samples.
 #[inline(always)]
-#[expect(clippy::too_many_arguments, reason = "an internal kernel; the arguments are one shape")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "an internal kernel; the arguments are one shape"
+)]
+#[expect(
+    clippy::needless_range_loop,
+    reason = "a tile transpose indexes both axes"
+)]
 fn decode_transpose_run<D: Stored>(
     src: &[u8],
     frame_channels: usize,
@@ -153,7 +163,9 @@ fn decode_transpose_run<D: Stored>(
         let full_s = bl / TILE * TILE;
         for c0 in (0..full_c).step_by(TILE) {
             let g: &[f32; TILE] = gains[c0..c0 + TILE].try_into().expect("a tile of gains");
-            let o: &[f32; TILE] = offsets[c0..c0 + TILE].try_into().expect("a tile of offsets");
+            let o: &[f32; TILE] = offsets[c0..c0 + TILE]
+                .try_into()
+                .expect("a tile of offsets");
             let col = (first + c0) * D::BYTES;
             for s in (0..full_s).step_by(TILE) {
                 let mut v = [[0f32; TILE]; TILE];
@@ -166,8 +178,9 @@ fn decode_transpose_run<D: Stored>(
                 }
                 for j in 0..TILE {
                     let start = (c0 + j) * n + b0 + s;
-                    let dst: &mut [f32; TILE] =
-                        (&mut out[start..start + TILE]).try_into().expect("a whole tile");
+                    let dst: &mut [f32; TILE] = (&mut out[start..start + TILE])
+                        .try_into()
+                        .expect("a whole tile");
                     for (r, d) in dst.iter_mut().enumerate() {
                         *d = v[r][j];
                     }
@@ -191,7 +204,10 @@ fn decode_transpose_run<D: Stored>(
 }
 
 #[inline(always)]
-#[expect(clippy::too_many_arguments, reason = "an internal kernel; the arguments are one shape")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "an internal kernel; the arguments are one shape"
+)]
 fn decode_transpose_with<D: Stored>(
     src: &[u8],
     frame_channels: usize,
@@ -248,7 +264,13 @@ fn decode_transpose_with<D: Stored>(
 
 /// Decodes time-major frames keeping the order: `out[s * C + c] = src[s * C + c] * gains[c] +
 /// offsets[c]` for `C = gains.len()` channels.
-pub(crate) fn decode_frames(format: SampleFormat, src: &[u8], gains: &[f32], offsets: &[f32], out: &mut [f32]) {
+pub(crate) fn decode_frames(
+    format: SampleFormat,
+    src: &[u8],
+    gains: &[f32],
+    offsets: &[f32],
+    out: &mut [f32],
+) {
     let c = gains.len();
     with_stored!(format, D => {
         for (orow, srow) in out.chunks_exact_mut(c).zip(src.chunks_exact(c * D::BYTES)) {
@@ -260,7 +282,13 @@ pub(crate) fn decode_frames(format: SampleFormat, src: &[u8], gains: &[f32], off
 }
 
 /// Decodes one contiguous run of values with one gain and offset.
-pub(crate) fn decode_run(format: SampleFormat, src: &[u8], gain: f32, offset: f32, out: &mut [f32]) {
+pub(crate) fn decode_run(
+    format: SampleFormat,
+    src: &[u8],
+    gain: f32,
+    offset: f32,
+    out: &mut [f32],
+) {
     with_stored!(format, D => {
         for (o, chunk) in out.iter_mut().zip(src.chunks_exact(D::BYTES)) {
             *o = D::at(chunk, 0) * gain + offset;
@@ -296,7 +324,13 @@ pub(crate) fn transpose_bytes(
 }
 
 /// [`transpose_bytes`] over every column `0..cols`.
-pub(crate) fn transpose_all_bytes(elem: usize, src: &[u8], rows: usize, cols: usize, dst: &mut [u8]) {
+pub(crate) fn transpose_all_bytes(
+    elem: usize,
+    src: &[u8],
+    rows: usize,
+    cols: usize,
+    dst: &mut [u8],
+) {
     match elem {
         1 => transpose_with::<1>(src, rows, cols, cols, |j| j, dst),
         2 => transpose_with::<2>(src, rows, cols, cols, |j| j, dst),
@@ -307,6 +341,10 @@ pub(crate) fn transpose_all_bytes(elem: usize, src: &[u8], rows: usize, cols: us
 }
 
 #[inline(always)]
+#[expect(
+    clippy::needless_range_loop,
+    reason = "a tile transpose indexes both axes"
+)]
 fn transpose_with<const N: usize>(
     src: &[u8],
     rows: usize,
@@ -389,7 +427,12 @@ mod tests {
                 .chunks_exact(8)
                 .flat_map(|c| {
                     let v = f64::from_le_bytes(c.try_into().expect("8 bytes"));
-                    (if v.is_finite() && v.abs() < 1e30 { v } else { -2.25 }).to_le_bytes()
+                    (if v.is_finite() && v.abs() < 1e30 {
+                        v
+                    } else {
+                        -2.25
+                    })
+                    .to_le_bytes()
                 })
                 .collect(),
             _ => raw,
@@ -412,13 +455,27 @@ mod tests {
                 ];
                 for channels in subsets {
                     let mut out = vec![f32::NAN; channels.len() * n];
-                    decode_transpose(format, &src, frame_channels, &channels, &gains, &offsets, n, &mut out);
+                    decode_transpose(
+                        format,
+                        &src,
+                        frame_channels,
+                        &channels,
+                        &gains,
+                        &offsets,
+                        n,
+                        &mut out,
+                    );
                     for (i, &c) in channels.iter().enumerate() {
                         for s in 0..n {
                             let at = (s * frame_channels + c) * format.bytes();
                             let mut one = [0f32];
                             format
-                                .decode(&src[at..at + format.bytes()], &mut one, gains[c], offsets[c])
+                                .decode(
+                                    &src[at..at + format.bytes()],
+                                    &mut one,
+                                    gains[c],
+                                    offsets[c],
+                                )
                                 .expect("decode one");
                             assert_eq!(
                                 out[i * n + s].to_bits(),
@@ -452,7 +509,10 @@ mod tests {
                 transpose_all_bytes(elem, &src, rows, row_elems, &mut all);
                 let mut back = vec![0u8; all.len()];
                 transpose_all_bytes(elem, &all, row_elems, rows, &mut back);
-                assert_eq!(back, src, "seed {seed:#x}: transposing twice is the identity");
+                assert_eq!(
+                    back, src,
+                    "seed {seed:#x}: transposing twice is the identity"
+                );
             }
         }
     }
@@ -471,14 +531,22 @@ mod tests {
             let mut run = vec![0f32; c * n];
             decode_run(format, &src, 0.75, 2.0, &mut run);
             let mut expect_run = vec![0f32; c * n];
-            format.decode(&src, &mut expect_run, 0.75, 2.0).expect("decode");
+            format
+                .decode(&src, &mut expect_run, 0.75, 2.0)
+                .expect("decode");
             assert_eq!(run, expect_run, "seed {seed:#x} {format}");
             for s in 0..n {
                 for j in 0..c {
                     let at = (s * c + j) * format.bytes();
                     let mut one = [0f32];
-                    format.decode(&src[at..], &mut one, gains[j], offsets[j]).expect("decode");
-                    assert_eq!(out[s * c + j].to_bits(), one[0].to_bits(), "seed {seed:#x} {format}");
+                    format
+                        .decode(&src[at..], &mut one, gains[j], offsets[j])
+                        .expect("decode");
+                    assert_eq!(
+                        out[s * c + j].to_bits(),
+                        one[0].to_bits(),
+                        "seed {seed:#x} {format}"
+                    );
                 }
             }
         }

@@ -68,14 +68,20 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
     let is_meta = path.extension().is_some_and(|e| e == "meta");
     if is_meta || meta.is_file() {
         if !bin.exists() && is_meta {
-            return Err(file_error(&bin, "missing .bin: the .meta has no data file next to it"));
+            return Err(file_error(
+                &bin,
+                "missing .bin: the .meta has no data file next to it",
+            ));
         }
         return Ok(FileFormat::SpikeGlx);
     }
     let (data, sidecar) = binary_paths(path);
     if sidecar.is_file() {
         if !data.exists() {
-            return Err(file_error(&data, "missing data file: the sidecar has no data file next to it"));
+            return Err(file_error(
+                &data,
+                "missing data file: the sidecar has no data file next to it",
+            ));
         }
         return Ok(FileFormat::Binary);
     }
@@ -178,7 +184,12 @@ impl RecordingSource for FileRecording {
         self.source().read(channels, samples, out)
     }
 
-    fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+    fn read_stored(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<()> {
         self.source().read_stored(channels, samples, out)
     }
 

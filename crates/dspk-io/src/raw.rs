@@ -4,7 +4,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use dspk_types::{
-    DspError, DspResult, MemoryOrder, RecordingInfo, check_read, check_read_stored, check_sample_range,
+    DspError, DspResult, MemoryOrder, RecordingInfo, check_read, check_read_stored,
+    check_sample_range,
 };
 
 use crate::decode;
@@ -81,7 +82,12 @@ impl RawData {
         &self.data()[(base + samples.start as usize) * b..(base + samples.end as usize) * b]
     }
 
-    pub(crate) fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
+    pub(crate) fn read(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [f32],
+    ) -> DspResult<()> {
         let n = check_read(&self.info, channels, &samples, out.len())?;
         if n == 0 || channels.is_empty() {
             return Ok(());
@@ -112,7 +118,12 @@ impl RawData {
         Ok(())
     }
 
-    pub(crate) fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+    pub(crate) fn read_stored(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<()> {
         let n = check_read_stored(&self.info, channels, &samples, out.len())?;
         if n == 0 || channels.is_empty() {
             return Ok(());
@@ -136,7 +147,11 @@ impl RawData {
         Ok(())
     }
 
-    pub(crate) fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
+    pub(crate) fn read_native(
+        &self,
+        samples: Range<u64>,
+        out: &mut [f32],
+    ) -> DspResult<MemoryOrder> {
         let c = self.info.channel_count();
         let n = check_sample_range(&samples, self.info.samples)?;
         let expected = n

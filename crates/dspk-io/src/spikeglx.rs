@@ -25,8 +25,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
-    ChannelInfo, DspError, DspResult, MICROVOLTS_PER_VOLT, MemoryOrder, RationalTime, RecordingInfo,
-    RecordingSource, SampleFormat, SampleRate, SignalUnit,
+    ChannelInfo, DspError, DspResult, MICROVOLTS_PER_VOLT, MemoryOrder, RationalTime,
+    RecordingInfo, RecordingSource, SampleFormat, SampleRate, SignalUnit,
 };
 
 use crate::mapped::MappedFile;
@@ -56,7 +56,10 @@ impl SpikeGlxMeta {
     pub fn read(path: &Path) -> DspResult<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                file_error(path, "missing .meta: a SpikeGLX .bin needs its .meta file next to it")
+                file_error(
+                    path,
+                    "missing .meta: a SpikeGLX .bin needs its .meta file next to it",
+                )
             } else {
                 DspError::io(path, "cannot read the .meta", &e)
             }
@@ -166,7 +169,12 @@ impl SpikeGlxLayout {
         Ok((bin, meta_path, meta))
     }
 
-    fn from_parts(bin: PathBuf, meta_path: PathBuf, meta: SpikeGlxMeta, len: u64) -> DspResult<Self> {
+    fn from_parts(
+        bin: PathBuf,
+        meta_path: PathBuf,
+        meta: SpikeGlxMeta,
+        len: u64,
+    ) -> DspResult<Self> {
         let p = MetaReader {
             meta: &meta,
             path: &meta_path,
@@ -182,7 +190,12 @@ impl SpikeGlxLayout {
             }
             None if meta.get("imSampRate").is_some() => SpikeGlxStream::Imec,
             None if meta.get("niSampRate").is_some() => SpikeGlxStream::Nidq,
-            None => return Err(file_error(&meta_path, "no typeThis, imSampRate or niSampRate: not a SpikeGLX .meta")),
+            None => {
+                return Err(file_error(
+                    &meta_path,
+                    "no typeThis, imSampRate or niSampRate: not a SpikeGLX .meta",
+                ));
+            }
         };
         let rate_key = match stream {
             SpikeGlxStream::Imec => "imSampRate",
@@ -232,13 +245,16 @@ impl SpikeGlxLayout {
             ));
         }
         let first_sample: u64 = match meta.get("firstSample") {
-            Some(t) => t.parse().map_err(|_| p.bad("firstSample", t, "a sample index"))?,
+            Some(t) => t
+                .parse()
+                .map_err(|_| p.bad("firstSample", t, "a sample index"))?,
             None => 0,
         };
         let start_time = RationalTime::from_samples(first_sample, sample_rate)?;
-        let name = bin
-            .file_name()
-            .map_or_else(|| bin.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = bin.file_name().map_or_else(
+            || bin.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         let info = RecordingInfo {
             name,
             channels,
@@ -271,19 +287,25 @@ struct SavedChannels {
 }
 
 /// The imec stream's saved channels: kinds, acquisition indices and descriptions.
-fn imec_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> DspResult<SavedChannels> {
+fn imec_channels(
+    p: &MetaReader<'_>,
+    saved_count: usize,
+    chan_map: &ChanMap,
+) -> DspResult<SavedChannels> {
     let acq = match p.meta.get("acqApLfSy") {
         Some(t) => p.counts::<3>("acqApLfSy", t)?,
-        None => match chan_map.header.as_slice() {
-            [a, l, s, ..] => [*a, *l, *s],
-            _ => {
-                let n = p.imro()?.map_or(0, |t| t.entries.len());
-                if n == 0 {
-                    return Err(p.missing("acqApLfSy (and no ~snsChanMap header or ~imroTbl to count channels from)"));
+        None => {
+            match chan_map.header.as_slice() {
+                [a, l, s, ..] => [*a, *l, *s],
+                _ => {
+                    let n = p.imro()?.map_or(0, |t| t.entries.len());
+                    if n == 0 {
+                        return Err(p.missing("acqApLfSy (and no ~snsChanMap header or ~imroTbl to count channels from)"));
+                    }
+                    [n, n, 1]
                 }
-                [n, n, 1]
             }
-        },
+        }
     };
     let [n_ap, n_lf, n_sy] = acq;
     let saved_counts = match p.meta.get("snsApLfSy") {
@@ -309,7 +331,9 @@ fn imec_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
     let saved = p.saved_channels(saved_count, all)?;
 
     let probe_type: i64 = match p.meta.get("imDatPrb_type") {
-        Some(t) => t.parse().map_err(|_| p.bad("imDatPrb_type", t, "a probe type number"))?,
+        Some(t) => t
+            .parse()
+            .map_err(|_| p.bad("imDatPrb_type", t, "a probe type number"))?,
         None => 0,
     };
     let np1 = NP1_PROBE_TYPES.contains(&probe_type);
@@ -319,7 +343,11 @@ fn imec_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
         Some(t) => t.parse().map_err(|_| p.bad("imMaxInt", t, "a number"))?,
         None if np1 => NP1_MAX_INT,
         None if np2 => NP2_MAX_INT,
-        None => return Err(p.missing(&format!("imMaxInt (probe type {probe_type} has no known default)"))),
+        None => {
+            return Err(p.missing(&format!(
+                "imMaxInt (probe type {probe_type} has no known default)"
+            )));
+        }
     };
     if !(range_max > 0.0 && max_int > 0.0) {
         return Err(file_error(
@@ -361,7 +389,9 @@ fn imec_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
             SpikeGlxChannelKind::Lf => ("LF", 4),
             _ => ("SY", 0),
         };
-        let name = chan_map.name(k).unwrap_or_else(|| format!("{prefix}{index}"));
+        let name = chan_map
+            .name(k)
+            .unwrap_or_else(|| format!("{prefix}{index}"));
         let info = if kind == SpikeGlxChannelKind::Sync {
             ChannelInfo::new(name)
         } else {
@@ -370,7 +400,10 @@ fn imec_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
                     let entry = t.entries.get(index).ok_or_else(|| {
                         file_error(
                             p.path,
-                            format!("~imroTbl has {} entries, none for {prefix} channel {index}", t.entries.len()),
+                            format!(
+                                "~imroTbl has {} entries, none for {prefix} channel {index}",
+                                t.entries.len()
+                            ),
                         )
                     })?;
                     entry[field]
@@ -395,7 +428,11 @@ fn imec_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
 }
 
 /// The NI stream's saved channels: kinds, acquisition indices and descriptions.
-fn nidq_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> DspResult<SavedChannels> {
+fn nidq_channels(
+    p: &MetaReader<'_>,
+    saved_count: usize,
+    chan_map: &ChanMap,
+) -> DspResult<SavedChannels> {
     let (key, text) = match (p.meta.get("acqMnMaXaDw"), p.meta.get("snsMnMaXaDw")) {
         (Some(t), _) => ("acqMnMaXaDw", t),
         (None, Some(t)) => ("snsMnMaXaDw", t),
@@ -434,11 +471,17 @@ fn nidq_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
                 ),
             ));
         };
-        let name = chan_map.name(k).unwrap_or_else(|| format!("{prefix}{index}"));
+        let name = chan_map
+            .name(k)
+            .unwrap_or_else(|| format!("{prefix}{index}"));
         let info = match kind {
             SpikeGlxChannelKind::Digital => ChannelInfo::new(name),
-            SpikeGlxChannelKind::Mn => uv_channel(p, name, range_max, max_int, p.parse_required("niMNGain")?)?,
-            SpikeGlxChannelKind::Ma => uv_channel(p, name, range_max, max_int, p.parse_required("niMAGain")?)?,
+            SpikeGlxChannelKind::Mn => {
+                uv_channel(p, name, range_max, max_int, p.parse_required("niMNGain")?)?
+            }
+            SpikeGlxChannelKind::Ma => {
+                uv_channel(p, name, range_max, max_int, p.parse_required("niMAGain")?)?
+            }
             _ => uv_channel(p, name, range_max, max_int, 1.0)?,
         };
         kinds.push(kind);
@@ -452,9 +495,18 @@ fn nidq_channels(p: &MetaReader<'_>, saved_count: usize, chan_map: &ChanMap) -> 
 }
 
 /// A channel in µV: `range / max_int / gain × 10⁶` per count.
-fn uv_channel(p: &MetaReader<'_>, name: String, range_max: f64, max_int: f64, gain: f64) -> DspResult<ChannelInfo> {
+fn uv_channel(
+    p: &MetaReader<'_>,
+    name: String,
+    range_max: f64,
+    max_int: f64,
+    gain: f64,
+) -> DspResult<ChannelInfo> {
     if !(gain.is_finite() && gain > 0.0) {
-        return Err(file_error(p.path, format!("channel {name} has gain {gain}: a gain must be above 0")));
+        return Err(file_error(
+            p.path,
+            format!("channel {name} has gain {gain}: a gain must be above 0"),
+        ));
     }
     Ok(ChannelInfo {
         name,
@@ -473,7 +525,10 @@ struct ChanMap {
 
 impl ChanMap {
     fn name(&self, acq: usize) -> Option<String> {
-        self.entries.iter().find(|e| e.0 == acq).map(|e| e.1.clone())
+        self.entries
+            .iter()
+            .find(|e| e.0 == acq)
+            .map(|e| e.1.clone())
     }
 }
 
@@ -530,13 +585,21 @@ impl MetaReader<'_> {
     }
 
     /// The acquisition indices of the saved channels, in file order.
-    fn saved_channels(&self, saved_count: usize, all: impl FnOnce() -> Vec<usize>) -> DspResult<Vec<usize>> {
+    fn saved_channels(
+        &self,
+        saved_count: usize,
+        all: impl FnOnce() -> Vec<usize>,
+    ) -> DspResult<Vec<usize>> {
         let text = self.meta.get("snsSaveChanSubset").unwrap_or("all");
         let saved = if text.trim() == "all" {
             all()
         } else {
             parse_channel_list(text).ok_or_else(|| {
-                self.bad("snsSaveChanSubset", text, "'all' or a list of channels and inclusive ranges like 0:5,100")
+                self.bad(
+                    "snsSaveChanSubset",
+                    text,
+                    "'all' or a list of channels and inclusive ranges like 0:5,100",
+                )
             })?
         };
         if saved.len() != saved_count {
@@ -578,7 +641,9 @@ impl MetaReader<'_> {
                 .split_once(';')
                 .ok_or_else(|| bad("(name;channel:order) entries"))?;
             let acq = rest.split(':').next().unwrap_or("").trim();
-            let acq: usize = acq.parse().map_err(|_| bad("(name;channel:order) entries"))?;
+            let acq: usize = acq
+                .parse()
+                .map_err(|_| bad("(name;channel:order) entries"))?;
             map.entries.push((acq, name.trim().to_string()));
         }
         Ok(map)
@@ -714,7 +779,12 @@ impl RecordingSource for SpikeGlxRecording {
         self.raw.read(channels, samples, out)
     }
 
-    fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+    fn read_stored(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<()> {
         self.raw.read_stored(channels, samples, out)
     }
 
@@ -729,7 +799,10 @@ mod tests {
 
     #[test]
     fn channel_lists_parse_inclusive_ranges() {
-        assert_eq!(parse_channel_list("0:5,100,384"), Some(vec![0, 1, 2, 3, 4, 5, 100, 384]));
+        assert_eq!(
+            parse_channel_list("0:5,100,384"),
+            Some(vec![0, 1, 2, 3, 4, 5, 100, 384])
+        );
         assert_eq!(parse_channel_list("7"), Some(vec![7]));
         assert_eq!(parse_channel_list("3:3, 9:10"), Some(vec![3, 9, 10]));
         assert_eq!(parse_channel_list("5:2"), None);
@@ -739,13 +812,20 @@ mod tests {
 
     #[test]
     fn meta_lookup_finds_tilde_keys() {
-        let m = SpikeGlxMeta::parse("a=1\r\n~imroTbl=(0,2)(0 0 0 500 250 1)\n\nb = x y \n", Path::new("t.meta"))
-            .expect("valid meta");
+        let m = SpikeGlxMeta::parse(
+            "a=1\r\n~imroTbl=(0,2)(0 0 0 500 250 1)\n\nb = x y \n",
+            Path::new("t.meta"),
+        )
+        .expect("valid meta");
         assert_eq!(m.get("a"), Some("1"));
         assert_eq!(m.get("imroTbl"), Some("(0,2)(0 0 0 500 250 1)"));
         assert_eq!(m.get("b"), Some("x y"));
         assert_eq!(m.entries().len(), 3);
-        let e = SpikeGlxMeta::parse("a=1\nnot a pair\n", Path::new("t.meta")).expect_err("bad line");
-        assert!(e.to_string().contains("t.meta") && e.to_string().contains("line 2"), "{e}");
+        let e =
+            SpikeGlxMeta::parse("a=1\nnot a pair\n", Path::new("t.meta")).expect_err("bad line");
+        assert!(
+            e.to_string().contains("t.meta") && e.to_string().contains("line 2"),
+            "{e}"
+        );
     }
 }

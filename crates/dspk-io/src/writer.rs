@@ -50,7 +50,10 @@ impl TempFile {
     fn create(target: &Path) -> DspResult<Self> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let name = target.file_name().ok_or_else(|| {
-            DspError::config(format!("output path {} does not name a file", target.display()))
+            DspError::config(format!(
+                "output path {} does not name a file",
+                target.display()
+            ))
         })?;
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -75,7 +78,9 @@ impl TempFile {
     }
 
     fn file(&mut self) -> &mut File {
-        self.file.as_mut().expect("a temporary file is open until it is renamed")
+        self.file
+            .as_mut()
+            .expect("a temporary file is open until it is renamed")
     }
 
     /// Closes the file and renames it to `target`.
@@ -157,19 +162,32 @@ impl BinaryWriter {
     /// A writer of scaled `float32` values: `info`'s channel names and units, rate, start time
     /// and metadata, gain 1 and offset 0 (the values written are the scaled values), in
     /// `order`. `info.samples` is the number of samples that will be written.
-    pub fn create(path: impl AsRef<Path>, info: &RecordingInfo, order: MemoryOrder) -> DspResult<Self> {
+    pub fn create(
+        path: impl AsRef<Path>,
+        info: &RecordingInfo,
+        order: MemoryOrder,
+    ) -> DspResult<Self> {
         Self::create_scaled(path.as_ref(), info, order, SampleFormat::F32)
     }
 
     /// A writer of stored values in `info.format`, with `info`'s gains and offsets in the
     /// sidecar (see [`BinaryWriter::write_stored_window`]).
-    pub fn create_stored(path: impl AsRef<Path>, info: &RecordingInfo, order: MemoryOrder) -> DspResult<Self> {
+    pub fn create_stored(
+        path: impl AsRef<Path>,
+        info: &RecordingInfo,
+        order: MemoryOrder,
+    ) -> DspResult<Self> {
         let sidecar = BinarySidecar::from_info(info, order);
         Self::with_sidecar(path.as_ref(), sidecar, info.samples)
     }
 
     /// A writer of scaled values in the float `format` (gain 1, offset 0).
-    fn create_scaled(path: &Path, info: &RecordingInfo, order: MemoryOrder, format: SampleFormat) -> DspResult<Self> {
+    fn create_scaled(
+        path: &Path,
+        info: &RecordingInfo,
+        order: MemoryOrder,
+        format: SampleFormat,
+    ) -> DspResult<Self> {
         if !format.is_float() {
             return Err(DspError::UnsupportedFormat(format!(
                 "scaled values are written as float32 or float64, not {format}"
@@ -226,7 +244,7 @@ impl BinaryWriter {
     /// `float32` or `float64` file takes scaled values (converted from `f32`).
     pub fn write_window(&mut self, data: &[f32]) -> DspResult<()> {
         let c = self.channels();
-        if data.len() % c != 0 {
+        if !data.len().is_multiple_of(c) {
             return Err(DspError::shape(
                 format!("window of {c} channels (its length must be a multiple of {c})"),
                 data.len() / c * c,
@@ -237,7 +255,9 @@ impl BinaryWriter {
         encoded.clear();
         match self.sidecar.format {
             SampleFormat::F32 => encoded.extend(data.iter().flat_map(|v| v.to_le_bytes())),
-            SampleFormat::F64 => encoded.extend(data.iter().flat_map(|&v| f64::from(v).to_le_bytes())),
+            SampleFormat::F64 => {
+                encoded.extend(data.iter().flat_map(|&v| f64::from(v).to_le_bytes()))
+            }
             other => {
                 self.encoded = encoded;
                 return Err(DspError::UnsupportedFormat(format!(
@@ -257,9 +277,12 @@ impl BinaryWriter {
         let c = self.channels();
         let b = self.sidecar.format.bytes();
         let frame = c * b;
-        if bytes.len() % frame != 0 {
+        if !bytes.len().is_multiple_of(frame) {
             return Err(DspError::shape(
-                format!("stored window of {c} {} channels (bytes must be whole frames of {frame})", self.sidecar.format),
+                format!(
+                    "stored window of {c} {} channels (bytes must be whole frames of {frame})",
+                    self.sidecar.format
+                ),
                 bytes.len() / frame * frame,
                 bytes.len(),
             ));
@@ -268,7 +291,11 @@ impl BinaryWriter {
         let remaining = self.total - self.written;
         if n as u64 > remaining {
             return Err(DspError::BufferOverrun {
-                what: format!("output file {} of {} samples", self.path.display(), self.total),
+                what: format!(
+                    "output file {} of {} samples",
+                    self.path.display(),
+                    self.total
+                ),
                 capacity: usize::try_from(remaining).unwrap_or(usize::MAX),
                 needed: n,
             });
@@ -281,7 +308,10 @@ impl BinaryWriter {
             MemoryOrder::TimeMajor => {
                 self.transposed.resize(bytes.len(), 0);
                 decode::transpose_all_bytes(b, bytes, c, n, &mut self.transposed);
-                self.data.file().write_all(&self.transposed).map_err(io_err)?;
+                self.data
+                    .file()
+                    .write_all(&self.transposed)
+                    .map_err(io_err)?;
             }
             MemoryOrder::ChannelMajor => {
                 let file = self.data.file.as_mut().expect("open until finish");
@@ -417,9 +447,11 @@ pub fn write_binary(
         let mut buf = vec![0u8; info.format.bytes() * (probe.end - probe.start) as usize];
         source.read_stored(&channels[..1], probe, &mut buf).is_ok()
     };
-    let format = options
-        .format
-        .unwrap_or(if stored_ok { info.format } else { SampleFormat::F32 });
+    let format = options.format.unwrap_or(if stored_ok {
+        info.format
+    } else {
+        SampleFormat::F32
+    });
     let mode = if format == info.format && stored_ok {
         Mode::Stored
     } else if format.is_float() {
@@ -452,7 +484,8 @@ pub fn write_binary(
 
     progress.report(&ProgressEvent::new(WRITE_STAGE, 0, total, "samples"));
     if total > 0 {
-        let schedule = ChunkSchedule::new(range.clone(), options.window_samples, 0, 0, info.samples)?;
+        let schedule =
+            ChunkSchedule::new(range.clone(), options.window_samples, 0, 0, info.samples)?;
         let loader = dspk_types::WindowLoader::with_channels(source, channels.clone())?;
         let mut done = 0u64;
         let mut report = |w: &dspk_types::HaloWindow| {
@@ -468,7 +501,14 @@ pub fn write_binary(
             Mode::Integers => {
                 let mut converted = Vec::new();
                 loader.stream_stored(schedule.windows(), |w, bytes| {
-                    convert_integers(info, &channels, w.read_global.clone(), bytes, format, &mut converted)?;
+                    convert_integers(
+                        info,
+                        &channels,
+                        w.read_global.clone(),
+                        bytes,
+                        format,
+                        &mut converted,
+                    )?;
                     writer.write_stored_window(&converted)?;
                     report(w);
                     Ok(())
@@ -500,10 +540,18 @@ fn convert_integers(
         let x = stored_integer(from, v);
         let fits = match format {
             SampleFormat::I8 => i8::try_from(x).map(|y| out.extend(y.to_le_bytes())).is_ok(),
-            SampleFormat::I16 => i16::try_from(x).map(|y| out.extend(y.to_le_bytes())).is_ok(),
-            SampleFormat::U16 => u16::try_from(x).map(|y| out.extend(y.to_le_bytes())).is_ok(),
-            SampleFormat::I32 => i32::try_from(x).map(|y| out.extend(y.to_le_bytes())).is_ok(),
-            SampleFormat::F32 | SampleFormat::F64 => unreachable!("float outputs take scaled values"),
+            SampleFormat::I16 => i16::try_from(x)
+                .map(|y| out.extend(y.to_le_bytes()))
+                .is_ok(),
+            SampleFormat::U16 => u16::try_from(x)
+                .map(|y| out.extend(y.to_le_bytes()))
+                .is_ok(),
+            SampleFormat::I32 => i32::try_from(x)
+                .map(|y| out.extend(y.to_le_bytes()))
+                .is_ok(),
+            SampleFormat::F32 | SampleFormat::F64 => {
+                unreachable!("float outputs take scaled values")
+            }
         };
         if !fits {
             let ch = channels[i / n.max(1)];
