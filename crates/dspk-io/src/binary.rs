@@ -395,6 +395,18 @@ impl BinaryRecording {
     pub fn sidecar(&self) -> &BinarySidecar {
         &self.sidecar
     }
+
+    /// The most threads one large read is split across (default: the available parallelism,
+    /// at most [`DEFAULT_MAX_READ_THREADS`](crate::DEFAULT_MAX_READ_THREADS); reads under half a million values use one).
+    pub fn read_threads(&self) -> usize {
+        self.raw.read_threads()
+    }
+
+    /// Sets the most threads one large read is split across (1: every read on the caller's
+    /// thread; 0 counts as 1).
+    pub fn set_read_threads(&mut self, threads: usize) {
+        self.raw.set_read_threads(threads);
+    }
 }
 
 impl RecordingSource for BinaryRecording {

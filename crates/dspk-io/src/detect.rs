@@ -159,6 +159,22 @@ impl FileRecording {
         }
     }
 
+    /// The most threads one large read is split across.
+    pub fn read_threads(&self) -> usize {
+        match self {
+            FileRecording::Binary(r) => r.read_threads(),
+            FileRecording::SpikeGlx(r) => r.read_threads(),
+        }
+    }
+
+    /// Sets the most threads one large read is split across (0 counts as 1).
+    pub fn set_read_threads(&mut self, threads: usize) {
+        match self {
+            FileRecording::Binary(r) => r.set_read_threads(threads),
+            FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
+        }
+    }
+
     /// As a shared trait object.
     pub fn into_source(self) -> Arc<dyn RecordingSource> {
         match self {

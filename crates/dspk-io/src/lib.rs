@@ -15,9 +15,11 @@
 //!
 //! Reads are served straight from the mapping: `read` of a time-major file into channel-major
 //! `f32` is a blocked transpose-decode that keeps source and destination rows in cache, with
-//! the same `f32` rule as [`SampleFormat::decode`](dspk_types::SampleFormat::decode). A mapped
-//! file must not be truncated or rewritten while it is open (the one `unsafe` of this crate is
-//! the mapping, in `mapped.rs`).
+//! the same `f32` rule as [`SampleFormat::decode`](dspk_types::SampleFormat::decode). Reads of
+//! more than about a million values are split by channel blocks across up to
+//! [`DEFAULT_MAX_READ_THREADS`] scoped threads (`set_read_threads(1)` keeps every read on the
+//! caller's thread); the results are identical. A mapped file must not be truncated or
+//! rewritten while it is open (the one `unsafe` of this crate is the mapping, in `mapped.rs`).
 //!
 //! ```
 //! use dspk_io::{WriteOptions, open, write_binary};
@@ -44,5 +46,6 @@ mod writer;
 
 pub use binary::*;
 pub use detect::*;
+pub use raw::DEFAULT_MAX_READ_THREADS;
 pub use spikeglx::*;
 pub use writer::*;

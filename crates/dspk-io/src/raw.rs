@@ -11,6 +11,23 @@ use dspk_types::{
 use crate::decode;
 use crate::mapped::MappedFile;
 
+/// The most threads a read uses by default (memory bandwidth, not cores, is what runs out).
+pub const DEFAULT_MAX_READ_THREADS: usize = 4;
+/// Values (channels × samples) a read must hold per thread before it is split: below this the
+/// cost of starting a thread is not repaid.
+const VALUES_PER_THREAD: usize = 1 << 19;
+/// Channel splits are multiples of this, so that threads do not share the source's cache lines
+/// (32 int16 values are 64 bytes) and each gets whole transpose tiles.
+const CHANNEL_ALIGN: usize = 32;
+
+/// The default read threads: the available parallelism, at most
+/// [`DEFAULT_MAX_READ_THREADS`].
+pub(crate) fn default_read_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(DEFAULT_MAX_READ_THREADS)
+}
+
 /// Raw samples in a mapped file: `info.samples` frames (time-major) or channel runs
 /// (channel-major) of `info.format`, starting `data_offset` bytes into the file.
 ///
@@ -23,6 +40,7 @@ pub(crate) struct RawData {
     info: RecordingInfo,
     gains: Vec<f32>,
     offsets: Vec<f32>,
+    threads: usize,
 }
 
 impl RawData {
@@ -52,6 +70,7 @@ impl RawData {
             info,
             gains,
             offsets,
+            threads: default_read_threads(),
         })
     }
 
@@ -61,6 +80,21 @@ impl RawData {
 
     pub(crate) fn path(&self) -> &Path {
         self.map.path()
+    }
+
+    /// The most threads one large read is split across.
+    pub(crate) fn read_threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Sets the most threads one large read is split across (0 counts as 1).
+    pub(crate) fn set_read_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
+    }
+
+    /// Threads for a read of `values` values.
+    fn threads_for(&self, values: usize) -> usize {
+        self.threads.min(values / VALUES_PER_THREAD).max(1)
     }
 
     fn data(&self) -> &[u8] {
@@ -92,28 +126,34 @@ impl RawData {
         if n == 0 || channels.is_empty() {
             return Ok(());
         }
+        let threads = self.threads_for(out.len());
         match self.info.order {
-            MemoryOrder::TimeMajor => decode::decode_transpose(
-                self.info.format,
-                self.frames(&samples),
-                self.info.channel_count(),
-                channels,
-                &self.gains,
-                &self.offsets,
-                n,
-                out,
-            ),
-            MemoryOrder::ChannelMajor => {
-                for (dst, &c) in out.chunks_exact_mut(n).zip(channels) {
+            MemoryOrder::TimeMajor => {
+                let src = self.frames(&samples);
+                split_channels(threads, channels, n, out, |chs, dst| {
+                    decode::decode_transpose(
+                        self.info.format,
+                        src,
+                        self.info.channel_count(),
+                        chs,
+                        &self.gains,
+                        &self.offsets,
+                        n,
+                        dst,
+                    );
+                });
+            }
+            MemoryOrder::ChannelMajor => split_channels(threads, channels, n, out, |chs, dst| {
+                for (d, &c) in dst.chunks_exact_mut(n).zip(chs) {
                     decode::decode_run(
                         self.info.format,
                         self.run(c, &samples),
                         self.gains[c],
                         self.offsets[c],
-                        dst,
+                        d,
                     );
                 }
-            }
+            }),
         }
         Ok(())
     }
@@ -129,19 +169,20 @@ impl RawData {
             return Ok(());
         }
         let b = self.info.format.bytes();
+        let threads = self.threads_for(channels.len() * n);
         match self.info.order {
-            MemoryOrder::TimeMajor => decode::transpose_bytes(
-                b,
-                self.frames(&samples),
-                n,
-                self.info.channel_count(),
-                channels,
-                out,
-            ),
+            MemoryOrder::TimeMajor => {
+                let src = self.frames(&samples);
+                split_channels(threads, channels, n * b, out, |chs, dst| {
+                    decode::transpose_bytes(b, src, n, self.info.channel_count(), chs, dst);
+                });
+            }
             MemoryOrder::ChannelMajor => {
-                for (dst, &c) in out.chunks_exact_mut(n * b).zip(channels) {
-                    dst.copy_from_slice(self.run(c, &samples));
-                }
+                split_channels(threads, channels, n * b, out, |chs, dst| {
+                    for (d, &c) in dst.chunks_exact_mut(n * b).zip(chs) {
+                        d.copy_from_slice(self.run(c, &samples));
+                    }
+                })
             }
         }
         Ok(())
@@ -164,35 +205,86 @@ impl RawData {
                 out.len(),
             ));
         }
+        if n == 0 {
+            return Ok(self.info.order);
+        }
+        let threads = self.threads_for(out.len());
+        let format = self.info.format;
         match self.info.order {
             MemoryOrder::TimeMajor => {
-                if n > 0 {
-                    decode::decode_frames(
-                        self.info.format,
-                        self.frames(&samples),
-                        &self.gains,
-                        &self.offsets,
-                        out,
-                    );
-                }
-                Ok(MemoryOrder::TimeMajor)
+                // Split by frames: each thread decodes a contiguous run of them.
+                let src = self.frames(&samples);
+                let per = n.div_ceil(threads);
+                let parts = out
+                    .chunks_mut(per * c)
+                    .zip(src.chunks(per * self.info.frame_bytes()));
+                run_parts(threads, parts, |(dst, s)| {
+                    decode::decode_frames(format, s, &self.gains, &self.offsets, dst);
+                });
             }
             MemoryOrder::ChannelMajor => {
-                if n > 0 {
-                    for (ch, dst) in out.chunks_exact_mut(n).enumerate() {
+                // Split by channels: each thread decodes whole channel runs.
+                let per = c.div_ceil(threads);
+                run_parts(threads, out.chunks_mut(per * n).enumerate(), |(i, dst)| {
+                    for (k, d) in dst.chunks_exact_mut(n).enumerate() {
+                        let ch = i * per + k;
                         decode::decode_run(
-                            self.info.format,
+                            format,
                             self.run(ch, &samples),
                             self.gains[ch],
                             self.offsets[ch],
-                            dst,
+                            d,
                         );
                     }
-                }
-                Ok(MemoryOrder::ChannelMajor)
+                });
             }
         }
+        Ok(self.info.order)
     }
+}
+
+/// Splits `channels` (and `out`, `row` elements per channel) into up to `threads` parts of
+/// whole [`CHANNEL_ALIGN`] blocks and runs `f` on each (see [`run_parts`]).
+fn split_channels<T: Send>(
+    threads: usize,
+    channels: &[usize],
+    row: usize,
+    out: &mut [T],
+    f: impl Fn(&[usize], &mut [T]) + Sync,
+) {
+    let per = channels
+        .len()
+        .div_ceil(threads)
+        .next_multiple_of(CHANNEL_ALIGN);
+    if threads <= 1 || per >= channels.len() {
+        f(channels, out);
+        return;
+    }
+    run_parts(
+        threads,
+        channels.chunks(per).zip(out.chunks_mut(per * row)),
+        |(chs, dst)| f(chs, dst),
+    );
+}
+
+/// Runs `f` on every part: all on this thread when `threads` is 1, else the first here and the
+/// others on scoped threads (joined before returning; a panic in one resumes here).
+fn run_parts<P: Send>(threads: usize, parts: impl Iterator<Item = P>, f: impl Fn(P) + Sync) {
+    if threads <= 1 {
+        parts.for_each(f);
+        return;
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let mut parts = parts;
+        let first = parts.next();
+        for part in parts {
+            scope.spawn(move || f(part));
+        }
+        if let Some(part) = first {
+            f(part);
+        }
+    });
 }
 
 /// An error about the content of `path` (a bad or inconsistent file).

@@ -768,6 +768,17 @@ impl SpikeGlxRecording {
     pub fn saved_channels(&self) -> &[usize] {
         &self.saved
     }
+
+    /// The most threads one large read is split across (see
+    /// [`BinaryRecording::read_threads`](crate::BinaryRecording::read_threads)).
+    pub fn read_threads(&self) -> usize {
+        self.raw.read_threads()
+    }
+
+    /// Sets the most threads one large read is split across (0 counts as 1).
+    pub fn set_read_threads(&mut self, threads: usize) {
+        self.raw.set_read_threads(threads);
+    }
 }
 
 impl RecordingSource for SpikeGlxRecording {

@@ -195,6 +195,56 @@ fn sidecar_defaults_and_number_rates() {
     assert_eq!(again.sidecar().format, SampleFormat::I16);
 }
 
+#[test]
+fn reads_split_across_threads_equal_single_thread_reads() {
+    let seed = 0x0b1_0002;
+    let dir = Scratch::new("threads");
+    for (format, order) in [
+        (SampleFormat::I16, MemoryOrder::TimeMajor),
+        (SampleFormat::F32, MemoryOrder::ChannelMajor),
+        (SampleFormat::U16, MemoryOrder::TimeMajor),
+    ] {
+        // 77 channels × 30 000 samples: 2.3 M values, split into channel blocks of 32.
+        let (c, n) = (77, 30_000);
+        let cm = random_stored(format, c, n, seed);
+        let name = format!("t-{}-{}.bin", format.name(), order.name());
+        let (path, scaling) = hand_written(&dir, &name, (format, order), (c, n, 8), &cm);
+        let mut single = BinaryRecording::open(&path).expect("open");
+        single.set_read_threads(1);
+        let mut multi = BinaryRecording::open(&path).expect("open");
+        multi.set_read_threads(4);
+        assert_eq!((single.read_threads(), multi.read_threads()), (1, 4));
+        let all: Vec<usize> = (0..c).collect();
+        let mut rng = SplitMix64::new(seed);
+        let shuffled: Vec<usize> = (0..2 * c).map(|_| rng.below(c as u64) as usize).collect();
+        for chans in [all.clone(), shuffled] {
+            let k = chans.len();
+            let (mut a, mut b) = (vec![0f32; k * n], vec![1f32; k * n]);
+            single.read(&chans, 0..n as u64, &mut a).expect("read");
+            multi.read(&chans, 0..n as u64, &mut b).expect("read");
+            assert_eq!(a, b, "seed {seed:#x} {name}: read");
+            assert_eq!(
+                a,
+                reference(format, &cm, n, &scaling, &chans, 0..n),
+                "seed {seed:#x} {name}: reference"
+            );
+            let w = format.bytes();
+            let (mut a, mut b) = (vec![0u8; k * n * w], vec![1u8; k * n * w]);
+            single
+                .read_stored(&chans, 0..n as u64, &mut a)
+                .expect("read_stored");
+            multi
+                .read_stored(&chans, 0..n as u64, &mut b)
+                .expect("read_stored");
+            assert_eq!(a, b, "seed {seed:#x} {name}: read_stored");
+        }
+        let (mut a, mut b) = (vec![0f32; c * n], vec![1f32; c * n]);
+        single.read_native(0..n as u64, &mut a).expect("native");
+        multi.read_native(0..n as u64, &mut b).expect("native");
+        assert_eq!(a, b, "seed {seed:#x} {name}: read_native");
+    }
+}
+
 fn open_err(path: &std::path::Path) -> String {
     match BinaryRecording::open(path) {
         Ok(_) => panic!("{} opened but should not have", path.display()),
