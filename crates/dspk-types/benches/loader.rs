@@ -152,6 +152,8 @@ fn bench_loader(c: &mut Criterion) {
     });
     group.bench_function("sequential_read_then_callback", |b| {
         b.iter(|| {
+            // Like the loader, one run allocates its buffer (one here, two there).
+            let mut buffer = vec![0f32; CHANNELS * schedule.max_read_samples() as usize];
             let mut sum = 0f32;
             for w in windows {
                 let out = &mut buffer[..CHANNELS * w.read_len()];

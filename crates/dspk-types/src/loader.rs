@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::ops::Range;
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::{
@@ -16,9 +17,10 @@ pub const LOADER_STAGE: &str = "windows";
 /// Streams windows of a recording to a callback, reading the next window on a background
 /// thread while the callback works on the current one.
 ///
-/// Exactly two buffers are in flight, allocated once per run at the size of the longest window
-/// and reused: host memory is two windows however long the recording, with no allocation per
-/// window. The callback gets the window and its data, channel-major (`channels × read_len`,
+/// Exactly two buffers are in flight, sized for the longest window and reused: host memory is
+/// two windows however long the recording, with no allocation per window. The loader keeps the
+/// two buffers between runs (a later run whose windows are no longer allocates nothing); drop it to
+/// free them. The callback gets the window and its data, channel-major (`channels × read_len`,
 /// as [`RecordingSource::read`] writes it).
 ///
 /// The first error, from a read or from the callback, ends the run and is returned; a panic in
@@ -58,11 +60,44 @@ pub const LOADER_STAGE: &str = "windows";
 ///     .unwrap();
 /// assert_eq!(owned, 500);
 /// ```
-#[derive(Clone)]
 pub struct WindowLoader<'a> {
     source: &'a dyn RecordingSource,
     channels: Vec<usize>,
     progress: &'a dyn ProgressSink,
+    /// The buffers of the last run of `stream`/`stream_while`, for the next.
+    values: Mutex<Vec<Vec<f32>>>,
+    /// The buffers of the last run of `stream_stored`/`stream_stored_while`, for the next.
+    bytes: Mutex<Vec<Vec<u8>>>,
+}
+
+impl Clone for WindowLoader<'_> {
+    /// The same source, channels and progress sink; the clone allocates its own buffers.
+    fn clone(&self) -> Self {
+        Self {
+            source: self.source,
+            channels: self.channels.clone(),
+            progress: self.progress,
+            values: Mutex::default(),
+            bytes: Mutex::default(),
+        }
+    }
+}
+
+/// What a buffer holds, and where a loader keeps such buffers between runs.
+trait Element: Copy + Default + Send {
+    fn pool<'l>(loader: &'l WindowLoader<'_>) -> &'l Mutex<Vec<Vec<Self>>>;
+}
+
+impl Element for f32 {
+    fn pool<'l>(loader: &'l WindowLoader<'_>) -> &'l Mutex<Vec<Vec<f32>>> {
+        &loader.values
+    }
+}
+
+impl Element for u8 {
+    fn pool<'l>(loader: &'l WindowLoader<'_>) -> &'l Mutex<Vec<Vec<u8>>> {
+        &loader.bytes
+    }
 }
 
 impl fmt::Debug for WindowLoader<'_> {
@@ -88,6 +123,8 @@ impl<'a> WindowLoader<'a> {
             source,
             channels: (0..source.info().channel_count()).collect(),
             progress: &NoProgress,
+            values: Mutex::default(),
+            bytes: Mutex::default(),
         }
     }
 
@@ -108,6 +145,8 @@ impl<'a> WindowLoader<'a> {
             source,
             channels,
             progress: &NoProgress,
+            values: Mutex::default(),
+            bytes: Mutex::default(),
         })
     }
 
@@ -188,7 +227,7 @@ impl<'a> WindowLoader<'a> {
         mut f: F,
     ) -> DspResult<bool>
     where
-        T: Copy + Default + Send,
+        T: Element,
         R: Fn(&dyn RecordingSource, &[usize], Range<u64>, &mut [T]) -> DspResult<()> + Sync,
         F: FnMut(&HaloWindow, &[T]) -> DspResult<bool>,
     {
@@ -201,12 +240,23 @@ impl<'a> WindowLoader<'a> {
         self.progress
             .report(&ProgressEvent::new(LOADER_STAGE, 0, total, "windows"));
 
-        std::thread::scope(|scope| {
+        // Two buffers, or one for a single window, from the last run where it left them.
+        let in_flight = windows.len().min(2);
+        let mut buffers = std::mem::take(&mut *lock(T::pool(self)));
+        buffers.truncate(in_flight);
+        buffers.resize_with(in_flight, Vec::new);
+        for b in &mut buffers {
+            if b.len() < capacity {
+                b.resize(capacity, T::default());
+            }
+        }
+
+        let (outcome, kept) = std::thread::scope(|scope| {
             let (empty_tx, empty_rx) = sync_channel::<Vec<T>>(2);
             let (filled_tx, filled_rx) = sync_channel::<Filled<T>>(2);
-            for _ in 0..2 {
+            for b in buffers {
                 empty_tx
-                    .send(vec![T::default(); capacity])
+                    .send(b)
                     .expect("the receiver is alive and the channel holds two buffers");
             }
             let source = self.source;
@@ -214,17 +264,22 @@ impl<'a> WindowLoader<'a> {
             let read = &read;
             let reader = scope.spawn(move || {
                 read_windows(
-                    source, channels, windows, per_sample, &read, empty_rx, filled_tx,
+                    source, channels, windows, per_sample, read, empty_rx, filled_tx,
                 )
             });
-            // `consume` owns the caller's channel ends: they are dropped when it returns or
-            // unwinds, which ends the reader wherever it waits.
-            let outcome = self.consume(windows, per_sample, filled_rx, empty_tx, &mut f);
+            // `consume` owns the sending end of the empty buffers: it is dropped when `consume`
+            // returns or unwinds, which ends the reader at its next wait (it never waits to
+            // send: the filled channel has room for both buffers).
+            let (done, mut kept) = self.consume(windows, per_sample, &filled_rx, empty_tx, &mut f);
             if let Err(payload) = reader.join() {
                 std::panic::resume_unwind(payload);
             }
-            outcome
-        })
+            // A window read past an early stop or an error.
+            kept.extend(filled_rx.try_iter().map(|filled| filled.buffer));
+            (done, kept)
+        });
+        *lock(T::pool(self)) = kept;
+        outcome
     }
 
     /// Checks that every window lies in the recording; returns the elements of the longest.
@@ -246,14 +301,16 @@ impl<'a> WindowLoader<'a> {
         &self,
         windows: &[HaloWindow],
         per_sample: usize,
-        filled: Receiver<Filled<T>>,
+        filled: &Receiver<Filled<T>>,
         empty: SyncSender<Vec<T>>,
         f: &mut F,
-    ) -> DspResult<bool>
+    ) -> (DspResult<bool>, Vec<Vec<T>>)
     where
         F: FnMut(&HaloWindow, &[T]) -> DspResult<bool>,
     {
         let total = windows.len() as u64;
+        // Buffers back from the reader's last windows, for the next run.
+        let mut kept = Vec::with_capacity(2);
         for (i, window) in windows.iter().enumerate() {
             // A closed channel means the reader stopped early: it panicked (the join in `run`
             // resumes the panic) or hit an error it already sent.
@@ -263,16 +320,30 @@ impl<'a> WindowLoader<'a> {
                 result,
             }) = filled.recv()
             else {
-                return Err(DspError::Io {
+                let stopped = DspError::Io {
                     message: format!("the window reader stopped before window {i} of {total}"),
                     path: None,
-                });
+                };
+                return (Err(stopped), kept);
             };
             debug_assert_eq!(index, i, "windows arrive in order");
-            result?;
+            if let Err(e) = result {
+                kept.push(buffer);
+                return (Err(e), kept);
+            }
             let len = window.read_len() * per_sample;
-            if !f(window, &buffer[..len])? {
-                return Ok(false);
+            match f(window, &buffer[..len]) {
+                Ok(true) => {}
+                stop => {
+                    kept.push(buffer);
+                    return (stop, kept);
+                }
+            }
+            if i + 2 < windows.len() {
+                // The reader fills it with window i + 2.
+                let _ = empty.send(buffer);
+            } else {
+                kept.push(buffer);
             }
             self.progress.report(&ProgressEvent::new(
                 LOADER_STAGE,
@@ -280,11 +351,15 @@ impl<'a> WindowLoader<'a> {
                 total,
                 "windows",
             ));
-            // The reader may have stopped after the last window: nothing more to fill.
-            let _ = empty.send(buffer);
         }
-        Ok(true)
+        (Ok(true), kept)
     }
+}
+
+/// Locks a buffer pool; a pool poisoned by a panic elsewhere is still a list of buffers.
+fn lock<T>(pool: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    pool.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The reader's side: fill each window into the next empty buffer and send it on. Stops at the

@@ -460,6 +460,70 @@ fn two_buffers_are_reused_for_every_window() {
 }
 
 #[test]
+fn a_later_run_reuses_the_buffers_of_the_last() {
+    watchdog(|| {
+        let probe = Probe::new(Ramp::new(2, 5000));
+        let loader = WindowLoader::new(&probe);
+        let long = ChunkSchedule::full_recording(5000, 500, 20, 20)
+            .unwrap()
+            .into_windows();
+        let short = ChunkSchedule::full_recording(3000, 100, 0, 0)
+            .unwrap()
+            .into_windows();
+        let runs: [(&[HaloWindow], bool); 4] = [
+            (&long, true),
+            (&short, true),
+            (&long[3..], true),
+            (&long, false),
+        ];
+        let mut per_run = Vec::new();
+        for (windows, to_end) in runs {
+            let mut seen = Vec::new();
+            let done = loader
+                .stream_while(windows, |w, data| {
+                    seen.push(data.as_ptr() as usize);
+                    Ok(to_end || w.index < 4)
+                })
+                .unwrap();
+            assert_eq!(done, to_end);
+            seen.sort_unstable();
+            seen.dedup();
+            per_run.push(seen);
+        }
+        assert_eq!(per_run[0].len(), 2);
+        for run in &per_run[1..] {
+            assert_eq!(run, &per_run[0], "a later run allocated new buffers");
+        }
+        // Stored runs keep buffers of their own, reused the same way.
+        let mut bytes_at = Vec::new();
+        for _ in 0..2 {
+            loader
+                .stream_stored(&long, |_, b| {
+                    bytes_at.push(b.as_ptr() as usize);
+                    Ok(())
+                })
+                .unwrap();
+        }
+        bytes_at.sort_unstable();
+        bytes_at.dedup();
+        assert_eq!(bytes_at.len(), 2);
+        let mut again = Vec::new();
+        loader
+            .stream(&long, |_, d| {
+                again.push(d.as_ptr() as usize);
+                Ok(())
+            })
+            .unwrap();
+        again.sort_unstable();
+        again.dedup();
+        assert_eq!(
+            again, per_run[0],
+            "the f32 buffers survived the stored runs"
+        );
+    });
+}
+
+#[test]
 fn an_empty_window_list_calls_nothing() {
     watchdog(|| {
         let probe = Probe::new(Ramp::new(3, 100));
