@@ -152,8 +152,6 @@ fn bench_loader(c: &mut Criterion) {
     });
     group.bench_function("sequential_read_then_callback", |b| {
         b.iter(|| {
-            // Like the loader, one run allocates its buffer (one here, two there).
-            let mut buffer = vec![0f32; CHANNELS * schedule.max_read_samples() as usize];
             let mut sum = 0f32;
             for w in windows {
                 let out = &mut buffer[..CHANNELS * w.read_len()];
@@ -165,11 +163,25 @@ fn bench_loader(c: &mut Criterion) {
             black_box(sum)
         })
     });
+    // One loader for every iteration: its two buffers are reused, like `buffer` above.
     let loader = WindowLoader::new(&source);
     group.bench_function("window_loader", |b| {
         b.iter(|| {
             let mut sum = 0f32;
             loader
+                .stream(windows, |_, data| {
+                    sum += work(data, rounds);
+                    Ok(())
+                })
+                .expect("the windows stream");
+            black_box(sum)
+        })
+    });
+    // A new loader per iteration: the first touch of two fresh buffers is paid every time.
+    group.bench_function("window_loader_new_each_run", |b| {
+        b.iter(|| {
+            let mut sum = 0f32;
+            WindowLoader::new(&source)
                 .stream(windows, |_, data| {
                     sum += work(data, rounds);
                     Ok(())
