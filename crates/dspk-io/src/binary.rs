@@ -12,7 +12,7 @@ use dspk_types::{
 use serde::{Deserialize, Serialize};
 
 use crate::mapped::MappedFile;
-use crate::raw::{RawData, file_error};
+use crate::raw::{MAX_CHANNELS, RawData, file_error};
 
 /// The sidecar schema version this crate writes and reads.
 pub const SIDECAR_VERSION: u32 = 1;
@@ -185,6 +185,15 @@ impl BinarySidecar {
         if self.channel_count == 0 {
             return Err(file_error(path, "invalid sidecar: channel_count is 0"));
         }
+        if self.channel_count > MAX_CHANNELS {
+            return Err(file_error(
+                path,
+                format!(
+                    "invalid sidecar: channel_count {} exceeds the supported maximum of {MAX_CHANNELS}",
+                    self.channel_count
+                ),
+            ));
+        }
         if !self.channels.is_empty() && self.channels.len() != self.channel_count {
             return Err(file_error(
                 path,
@@ -293,6 +302,7 @@ impl BinaryLayout {
                 ),
             ));
         }
+        // Bounded by MAX_CHANNELS (checked with the sidecar): no overflow.
         let frame = sidecar.channel_count as u64 * sidecar.format.bytes() as u64;
         let body = len - header;
         let samples = body / frame;

@@ -46,6 +46,6 @@ mod writer;
 
 pub use binary::*;
 pub use detect::*;
-pub use raw::DEFAULT_MAX_READ_THREADS;
+pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};
 pub use spikeglx::*;
 pub use writer::*;

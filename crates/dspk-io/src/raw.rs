@@ -11,6 +11,10 @@ use dspk_types::{
 use crate::decode;
 use crate::mapped::MappedFile;
 
+/// The most channels a file may describe: a bound that keeps a corrupt or hostile description
+/// (a channel count of 10¹⁵) an error instead of an attempt to allocate that many channels.
+pub const MAX_CHANNELS: usize = 1 << 20;
+
 /// The most threads a read uses by default (memory bandwidth, not cores, is what runs out).
 pub const DEFAULT_MAX_READ_THREADS: usize = 4;
 /// Values (channels × samples) a read must hold per thread before it is split: below this the

@@ -30,7 +30,7 @@ use dspk_types::{
 };
 
 use crate::mapped::MappedFile;
-use crate::raw::{RawData, file_error};
+use crate::raw::{MAX_CHANNELS, RawData, file_error};
 
 /// Probe types whose `~imroTbl` entries carry per-channel AP and LF gains (NP1.0 layout).
 const NP1_PROBE_TYPES: [i64; 10] = [0, 1020, 1030, 1100, 1120, 1121, 1122, 1123, 1200, 1300];
@@ -206,8 +206,12 @@ impl SpikeGlxLayout {
             .parse()
             .map_err(|_| p.bad(rate_key, rate_text, "a sample rate in hertz"))?;
         let saved_count: usize = p.parse_required("nSavedChans")?;
-        if saved_count == 0 {
-            return Err(p.bad("nSavedChans", "0", "at least one channel"));
+        if saved_count == 0 || saved_count > MAX_CHANNELS {
+            return Err(p.bad(
+                "nSavedChans",
+                &saved_count.to_string(),
+                &format!("a channel count from 1 to {MAX_CHANNELS}"),
+            ));
         }
         let chan_map = p.chan_map()?;
 
@@ -580,6 +584,9 @@ impl MetaReader<'_> {
         let mut out = [0usize; N];
         for (o, t) in out.iter_mut().zip(parts) {
             *o = t.parse().map_err(|_| bad())?;
+            if *o > MAX_CHANNELS {
+                return Err(bad());
+            }
         }
         Ok(out)
     }
@@ -632,9 +639,14 @@ impl MetaReader<'_> {
             if i == 0 && !group.contains(';') {
                 map.header = group
                     .split(',')
-                    .map(|t| t.trim().parse())
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| bad("a header of counts then (name;channel:order) entries"))?;
+                    .map(|t| {
+                        t.trim()
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|&v| v <= MAX_CHANNELS)
+                    })
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| bad("a header of counts then (name;channel:order) entries"))?;
                 continue;
             }
             let (name, rest) = group
@@ -676,14 +688,15 @@ fn groups(text: &str) -> impl Iterator<Item = &str> {
         .filter(|g| !g.is_empty())
 }
 
-/// `0:5,100,384` → `[0, 1, 2, 3, 4, 5, 100, 384]` (ranges inclusive); `None` if malformed.
+/// `0:5,100,384` → `[0, 1, 2, 3, 4, 5, 100, 384]` (ranges inclusive); `None` if malformed or
+/// longer than [`MAX_CHANNELS`].
 pub(crate) fn parse_channel_list(text: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim) {
         match part.split_once(':') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                if a > b {
+                if a > b || b - a >= MAX_CHANNELS - out.len().min(MAX_CHANNELS) {
                     return None;
                 }
                 out.extend(a..=b);
@@ -819,6 +832,11 @@ mod tests {
         assert_eq!(parse_channel_list("5:2"), None);
         assert_eq!(parse_channel_list("a"), None);
         assert_eq!(parse_channel_list(""), None);
+        assert_eq!(
+            parse_channel_list("0:99999999999999"),
+            None,
+            "longer than MAX_CHANNELS"
+        );
     }
 
     #[test]

@@ -304,6 +304,10 @@ fn bad_sidecars_are_clear_errors_naming_the_file() {
             "version 7",
         ),
         ("not json", "invalid sidecar"),
+        (
+            r#"{"sample_rate": 1000, "channel_count": 1000000000000000, "format": "int16", "order": "time-major"}"#,
+            "exceeds the supported maximum",
+        ),
     ];
     for (text, needle) in cases {
         write_text(&side, text);

@@ -454,6 +454,18 @@ fn bad_meta_files_are_clear_errors_naming_the_file() {
             NP1_AP_META.to_string() + "this line has no equals sign\n",
             "not key=value",
         ),
+        (
+            NP1_AP_META.replace("nSavedChans=5", "nSavedChans=999999999999"),
+            "nSavedChans",
+        ),
+        (
+            NP1_AP_META.replace("snsSaveChanSubset=0:3,8", "snsSaveChanSubset=0:99999999999"),
+            "snsSaveChanSubset",
+        ),
+        (
+            NP1_AP_META.replace("acqApLfSy=4,4,1", "acqApLfSy=4,99999999999999999,1"),
+            "acqApLfSy",
+        ),
     ];
     for (i, (meta, needle)) in cases.iter().enumerate() {
         let bin = write_recording(&dir, &format!("bad{i}.imec0.ap"), meta, &data, 0, true);
