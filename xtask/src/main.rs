@@ -1,2 +1,201 @@
-//! xtask
-fn main() {}
+//! `cargo xtask`: the workspace's automation — what CI runs, and the per-runtime test matrix.
+//!
+//! Not a build system: every step is a plain `cargo` command, printed before it runs, so any
+//! step can be repeated by hand. Run `cargo xtask --help` for the subcommands.
+
+mod backends;
+mod ci;
+mod cmd;
+
+use std::fmt;
+use std::process::ExitCode;
+
+use backends::{Options, parse_runtimes};
+use cmd::Workspace;
+
+const HELP: &str = "\
+cargo xtask: automation for the dspk workspace
+
+USAGE:
+    cargo xtask <COMMAND> [OPTIONS]
+
+COMMANDS:
+    ci              What CI runs, in order, stopping at the first failure:
+                      cargo fmt --all --check
+                      cargo clippy --workspace --all-targets -- -D warnings
+                      RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
+                      cargo deny check licenses bans sources   (skipped if not installed)
+                      cargo test --workspace   (DSPK_TEST_RUNTIMES=wgpu when CI is set
+                                                and DSPK_TEST_RUNTIMES is not)
+                      test-backends, requiring the runtimes of DSPK_TEST_RUNTIMES
+                      cargo run --release -p dspk-cli -- scan
+    test-backends   For each runtime, build and test dspk-tests with only that runtime's
+                    feature, in its own target dir (wgpu reuses the main one when that is
+                    the default build), with DSPK_TEST_RUNTIMES=<runtime>; print a
+                    PASS / FAIL / SKIP table.
+        --backends <LIST>   runtimes to test, comma-separated [default: wgpu,cuda,hip,cpu]
+        --require <LIST>    runtimes whose SKIP fails the run (a FAIL always does)
+    help            Print this help (also -h, --help)
+
+LISTS:
+    Runtime names wgpu, cuda, hip, cpu, comma-separated, or `all`.
+
+EXIT STATUS:
+    0 success, 1 a step failed, 2 bad usage.
+
+NOTES:
+    CubeCL 0.11 builds its cuda, hip and cpu runtimes with a prebuilt LLVM that it downloads
+    while building; where that download fails, test-backends reports the runtime as SKIP
+    (\"cannot build here: CubeCL's LLVM bundle could not be downloaded\").
+";
+
+/// Why xtask stops.
+#[derive(Debug)]
+pub enum Error {
+    /// The command line was wrong; help follows the message.
+    Usage(String),
+    /// A step failed.
+    Failed(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Usage(message) | Self::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
+/// A parsed command line.
+#[derive(Debug, PartialEq, Eq)]
+enum Task {
+    Help,
+    Ci,
+    TestBackends(Options),
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match parse(&args).and_then(run) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Error::Usage(message)) => {
+            eprintln!("error: {message}\n\n{HELP}");
+            ExitCode::from(2)
+        }
+        Err(Error::Failed(message)) => {
+            eprintln!("\nxtask failed: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(task: Task) -> Result<(), Error> {
+    match task {
+        Task::Help => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Task::Ci => ci::ci(&Workspace::locate()?),
+        Task::TestBackends(options) => backends::test_backends(&Workspace::locate()?, &options),
+    }
+}
+
+fn parse(args: &[String]) -> Result<Task, Error> {
+    let Some((command, rest)) = args.split_first() else {
+        return Err(Error::Usage("no command given".to_owned()));
+    };
+    if rest.iter().any(|a| a == "-h" || a == "--help") {
+        return Ok(Task::Help);
+    }
+    match command.as_str() {
+        "-h" | "--help" | "help" => Ok(Task::Help),
+        "ci" => match rest.first() {
+            Some(extra) => Err(Error::Usage(format!("`ci` takes no argument `{extra}`"))),
+            None => Ok(Task::Ci),
+        },
+        "test-backends" => parse_test_backends(rest).map(Task::TestBackends),
+        other => Err(Error::Usage(format!("unknown command `{other}`"))),
+    }
+}
+
+fn parse_test_backends(args: &[String]) -> Result<Options, Error> {
+    let mut options = Options::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag, Some(value.to_owned())),
+            None => (arg.as_str(), None),
+        };
+        let target = match flag {
+            "--backends" => &mut options.backends,
+            "--require" => &mut options.require,
+            _ => return Err(Error::Usage(format!("unknown option `{arg}`"))),
+        };
+        let value = match inline {
+            Some(value) => value,
+            None => args
+                .next()
+                .cloned()
+                .ok_or_else(|| Error::Usage(format!("`{flag}` needs a runtime list")))?,
+        };
+        *target = parse_runtimes(&value)?;
+    }
+    options.validate()?;
+    Ok(options)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use backends::Runtime;
+
+    fn parse_line(line: &str) -> Result<Task, Error> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+        parse(&args)
+    }
+
+    #[test]
+    fn commands_and_help_parse() {
+        assert_eq!(parse_line("ci").unwrap(), Task::Ci);
+        assert_eq!(parse_line("--help").unwrap(), Task::Help);
+        assert_eq!(parse_line("help").unwrap(), Task::Help);
+        assert_eq!(parse_line("test-backends -h").unwrap(), Task::Help);
+        assert_eq!(
+            parse_line("test-backends").unwrap(),
+            Task::TestBackends(Options::default())
+        );
+        assert!(matches!(parse_line(""), Err(Error::Usage(_))));
+        assert!(matches!(parse_line("bench"), Err(Error::Usage(_))));
+        assert!(matches!(parse_line("ci --fast"), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn test_backends_options_parse_in_both_spellings() {
+        let expected = Options {
+            backends: vec![Runtime::Wgpu, Runtime::Cpu],
+            require: vec![Runtime::Wgpu],
+        };
+        assert_eq!(
+            parse_line("test-backends --backends wgpu,cpu --require wgpu").unwrap(),
+            Task::TestBackends(expected)
+        );
+        let Task::TestBackends(options) =
+            parse_line("test-backends --require=cuda --backends=cuda").unwrap()
+        else {
+            panic!("expected test-backends");
+        };
+        assert_eq!(options.require, [Runtime::Cuda]);
+        assert!(matches!(
+            parse_line("test-backends --require"),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_line("test-backends --backends wgpu --require cuda"),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            parse_line("test-backends --fast"),
+            Err(Error::Usage(_))
+        ));
+    }
+}

@@ -1,0 +1,106 @@
+//! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
+
+use std::env;
+use std::ffi::OsString;
+
+use crate::Error;
+use crate::backends::{self, Options};
+use crate::cmd::{Cmd, Workspace};
+
+/// The runtimes the tests must find a device for; read once, here.
+const TEST_RUNTIMES_VAR: &str = "DSPK_TEST_RUNTIMES";
+
+/// What CI tests on: lavapipe gives every CI machine a wgpu device.
+const CI_TEST_RUNTIMES: &str = "wgpu";
+
+/// Runs the CI sequence.
+pub fn ci(ws: &Workspace) -> Result<(), Error> {
+    let steps = 7;
+    let mut step = 0;
+    let mut begin = |what: &str| {
+        step += 1;
+        eprintln!("\n==> ci [{step}/{steps}] {what}");
+    };
+
+    begin("formatting");
+    Cmd::cargo(ws).args(["fmt", "--all", "--check"]).run()?;
+
+    begin("lints");
+    Cmd::cargo(ws)
+        .args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ])
+        .run()?;
+
+    begin("docs");
+    Cmd::cargo(ws)
+        .args(["doc", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", rustdocflags_denying_warnings())
+        .run()?;
+
+    begin("licenses, bans, sources");
+    if Cmd::cargo(ws)
+        .args(["deny", "--version"])
+        .succeeds_quietly()
+    {
+        Cmd::cargo(ws)
+            .args(["deny", "check", "licenses", "bans", "sources"])
+            .run()?;
+    } else {
+        eprintln!("skipped: cargo-deny not installed (cargo install cargo-deny --locked)");
+    }
+
+    begin("tests");
+    let test_runtimes = test_runtimes();
+    let mut tests = Cmd::cargo(ws).args(["test", "--workspace"]);
+    if let Some(runtimes) = &test_runtimes {
+        tests = tests.env(TEST_RUNTIMES_VAR, runtimes);
+    }
+    tests.run()?;
+
+    begin("tests per runtime (test-backends)");
+    // The runtimes the tests were told to require are required here too, so that in CI a
+    // wgpu SKIP fails instead of passing quietly.
+    let require = match &test_runtimes {
+        Some(list) => backends::parse_runtimes(&list.to_string_lossy())?,
+        None => Vec::new(),
+    };
+    backends::test_backends(
+        ws,
+        &Options {
+            require,
+            ..Options::default()
+        },
+    )?;
+
+    begin("main job smoke run (README: dspk scan)");
+    Cmd::cargo(ws)
+        .args(["run", "--release", "-p", "dspk-cli", "--", "scan"])
+        .run()?;
+
+    eprintln!("\nci: all {steps} steps passed");
+    Ok(())
+}
+
+/// `DSPK_TEST_RUNTIMES` as given, else `wgpu` when running in CI, else unset.
+fn test_runtimes() -> Option<OsString> {
+    let in_ci = env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+    match env::var_os(TEST_RUNTIMES_VAR) {
+        Some(given) => Some(given),
+        None if in_ci => Some(CI_TEST_RUNTIMES.into()),
+        None => None,
+    }
+}
+
+/// The caller's `RUSTDOCFLAGS` with `-D warnings` added.
+fn rustdocflags_denying_warnings() -> String {
+    match env::var("RUSTDOCFLAGS") {
+        Ok(flags) if !flags.trim().is_empty() => format!("{flags} -D warnings"),
+        _ => "-D warnings".to_owned(),
+    }
+}
