@@ -1,2 +1,342 @@
-//! dspk
-fn main() {}
+//! `dspk`: scan and convert extracellular recordings on a GPU (or any CubeCL runtime).
+
+mod convert;
+mod devices;
+mod error;
+mod info;
+mod input;
+mod parse;
+mod pass;
+mod progress;
+mod report;
+mod scan;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use clap::{Args, Parser, Subcommand};
+use cubecl::client::Client;
+use dspk_device::TargetExt;
+use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV};
+
+use crate::error::{CliError, CliResult, Context as _};
+use crate::input::{Input, TimeOptions};
+use crate::parse::{ChannelList, TimeSpec};
+
+const EXAMPLES: &str = "\
+Examples:
+  dspk scan                              scan the built-in synthetic recording (60 s, 384 ch)
+  dspk scan --duration 5 --mask m.json   scan its first 5 s, write the dead/noisy channel mask
+  dspk scan data.bin --start 1:00 --end 2:30 --json
+  dspk info data.ap.bin                  describe a recording (SpikeGLX or raw binary + sidecar)
+  dspk convert data.ap.bin -o out.bin --channels 0:95,120 --start 10 --end 375000smp
+  dspk --runtime cuda devices            the devices of one runtime
+
+Times (--start, --end, --duration, --synthetic-duration):
+  12.5 or 12.5s or 1/3     exact seconds
+  1:02:03.5 or 2:03.5      h:m:s or m:s
+  375000smp                a sample index (or a number of samples)
+  Times count from the recording's first sample (sample 0 is time 0, whatever the
+  recording's own start time); seconds become samples exactly at the recording's rate,
+  rounding down to the sample at or before the time. --end is exclusive.
+
+Channel lists (--channels): 0-based indices and inclusive ranges, comma-separated,
+  in the order wanted: 0:5,100,383
+
+Environment:
+  DSPK_RUNTIME       the runtime when --runtime is not given (wgpu, cuda, hip, cpu)
+  DSPK_CACHE_DIR     where compiled kernels are cached; DSPK_KERNEL_CACHE=0 turns it off";
+
+/// Scan and convert extracellular recordings on the GPU.
+///
+/// Without a recording, `info` and `scan` use the built-in synthetic recording: a seeded,
+/// Neuropixels-like probe (384 channels, 30 kHz, int16) with planted dead and noisy channels.
+#[derive(Debug, Parser)]
+#[command(name = "dspk", version, after_help = EXAMPLES, max_term_width = 100)]
+struct Cli {
+    /// Compute runtime: wgpu, cuda, hip or cpu [default: $DSPK_RUNTIME, else the first
+    /// compiled in]
+    #[arg(long, global = true, value_name = "RUNTIME")]
+    runtime: Option<String>,
+
+    /// Print machine-readable JSON on stdout instead of text
+    #[arg(long, global = true)]
+    json: bool,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the runtimes compiled in, which found a device, and each device's limits
+    Devices,
+    /// Describe a recording: channels, exact rate, duration, format, gains, metadata
+    Info(InfoArgs),
+    /// The main job: per-channel statistics on the device; flag dead and noisy channels
+    #[command(after_help = "The last line reports throughput: stored MB/s and × real time.")]
+    Scan(ScanArgs),
+    /// Decode a recording on the device to f32 µV and write raw binary + JSON sidecar
+    Convert(ConvertArgs),
+}
+
+/// A recording, or none for the built-in synthetic one.
+#[derive(Debug, Args)]
+struct RecordingArg {
+    /// The recording: a SpikeGLX .bin (with its .meta) or a raw binary file with a JSON
+    /// sidecar; none: the built-in synthetic recording
+    #[arg(value_name = "REC")]
+    recording: Option<PathBuf>,
+
+    /// Length of the built-in synthetic recording when no REC is given [default: 60]
+    #[arg(long, value_name = "T")]
+    synthetic_duration: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct InfoArgs {
+    #[command(flatten)]
+    recording: RecordingArg,
+}
+
+/// `--start`, `--end`, `--duration`, as written.
+#[derive(Debug, Args)]
+struct TimeArgs {
+    /// First sample to use (a time, see below) [default: the first]
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    start: Option<String>,
+
+    /// Where to stop, exclusive (a time) [default: the end]
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    end: Option<String>,
+
+    /// How much to use from --start, at most (a time; instead of --end)
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
+    duration: Option<String>,
+}
+
+#[derive(Debug, Args)]
+struct ScanArgs {
+    #[command(flatten)]
+    recording: RecordingArg,
+
+    #[command(flatten)]
+    time: TimeArgs,
+
+    /// Write the channel mask (dead and noisy channels disabled) as JSON to this file
+    #[arg(long, value_name = "OUT.json")]
+    mask: Option<PathBuf>,
+
+    /// Samples per window sent to the device [default: one second, capped by the device's
+    /// largest buffer]
+    #[arg(long, value_name = "N")]
+    window_samples: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+struct ConvertArgs {
+    /// The recording to convert
+    #[arg(value_name = "REC")]
+    recording: PathBuf,
+
+    /// The output data file; its sidecar is OUT.json
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+
+    /// Channels to keep, in this order (after --map): e.g. 0:5,100,383
+    #[arg(long, value_name = "LIST")]
+    channels: Option<String>,
+
+    /// A channel map (TOML or JSON, a [remap] table) applied first
+    #[arg(long, value_name = "MAP")]
+    map: Option<PathBuf>,
+
+    #[command(flatten)]
+    time: TimeArgs,
+
+    /// Layout of the output file
+    #[arg(long, value_name = "ORDER", default_value = "time-major",
+          value_parser = ["channel-major", "time-major"])]
+    order: String,
+
+    /// Samples per window sent to the device [default: one second, capped by the device's
+    /// largest buffer]
+    #[arg(long, value_name = "N")]
+    window_samples: Option<u64>,
+}
+
+/// What every command shares: the global options.
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    /// `--json`.
+    pub(crate) json: bool,
+    runtime: Option<String>,
+}
+
+impl Ctx {
+    /// `--runtime` as given.
+    pub(crate) fn runtime_flag(&self) -> Option<&str> {
+        self.runtime.as_deref()
+    }
+
+    /// The runtime: `--runtime`, else `DSPK_RUNTIME`, else the first compiled in.
+    pub(crate) fn target(&self) -> CliResult<ComputeTarget> {
+        match &self.runtime {
+            Some(name) => ComputeTarget::parse(name)
+                .and_then(ComputeTarget::checked)
+                .context("--runtime"),
+            None => {
+                let set = std::env::var_os(RUNTIME_ENV).is_some();
+                ComputeTarget::from_env().map_err(|e| {
+                    let e = CliError::from(e);
+                    if set { e.context(RUNTIME_ENV) } else { e }
+                })
+            }
+        }
+    }
+
+    /// The runtime and the client of its default device.
+    pub(crate) fn client(&self) -> CliResult<(ComputeTarget, Client)> {
+        let target = self.target()?;
+        Ok((target, target.client()?))
+    }
+}
+
+/// A time option, parsed.
+fn time_arg(flag: &str, text: Option<&String>) -> CliResult<Option<TimeSpec>> {
+    text.map(|t| TimeSpec::parse(t).context(flag)).transpose()
+}
+
+impl TimeArgs {
+    fn parse(&self) -> CliResult<TimeOptions> {
+        Ok(TimeOptions {
+            start: time_arg("--start", self.start.as_ref())?,
+            end: time_arg("--end", self.end.as_ref())?,
+            duration: time_arg("--duration", self.duration.as_ref())?,
+        })
+    }
+}
+
+impl RecordingArg {
+    fn open(&self) -> CliResult<Input> {
+        let length = time_arg("--synthetic-duration", self.synthetic_duration.as_ref())?;
+        Input::open(self.recording.as_deref(), length)
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
+/// that a failure leaves no partial file.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> CliResult<()> {
+    let tmp = temporary_sibling(path);
+    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::new(format!("cannot write: {e}"))
+    })
+}
+
+/// `dir/.name.dspk-tmp-<pid>`: a temporary file next to `path`.
+pub(crate) fn temporary_sibling(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{name}.dspk-tmp-{}", std::process::id()))
+}
+
+/// Runs the command; returns what goes to stdout.
+fn run(cli: Cli) -> CliResult<String> {
+    let ctx = Ctx {
+        json: cli.json,
+        runtime: cli.runtime,
+    };
+    // A bad --runtime or DSPK_RUNTIME is reported whatever the command.
+    ctx.target()?;
+    match cli.command {
+        Command::Devices => devices::run(&ctx),
+        Command::Info(args) => info::run(&ctx, &args.recording.open()?),
+        Command::Scan(args) => {
+            let time = args.time.parse()?;
+            let input = args.recording.open()?;
+            let opts = scan::ScanOptions {
+                time,
+                window_samples: args.window_samples,
+                mask: args.mask,
+            };
+            scan::run(&ctx, &input, &opts)
+        }
+        Command::Convert(args) => {
+            let opts = convert::ConvertOptions {
+                time: args.time.parse()?,
+                channels: args.channels.as_deref().map(ChannelList::parse).transpose()
+                    .context("--channels")?,
+                map: args.map,
+                output: args.output,
+                order: if args.order == "channel-major" {
+                    MemoryOrder::ChannelMajor
+                } else {
+                    MemoryOrder::TimeMajor
+                },
+                window_samples: args.window_samples,
+            };
+            convert::run(&ctx, &args.recording, &opts)
+        }
+    }
+}
+
+/// The message of the last panic, for the one-line report of a panic that reaches `main`.
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Records panics instead of printing them: a panic that a library catches (a runtime probing
+/// for a device) must not print, and one that reaches `main` is reported as one line.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|panic| {
+        let message = panic
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let location = panic
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("unnamed");
+        if let Ok(mut last) = LAST_PANIC.lock() {
+            *last = Some(format!("{message} (thread '{name}'{location})"));
+        }
+    }));
+}
+
+fn main() {
+    let cli = Cli::parse();
+    quiet_panics();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
+    let status = match outcome {
+        Ok(Ok(text)) => match std::io::stdout().lock().write_all(text.as_bytes()) {
+            Ok(()) => 0,
+            // A closed pipe (`dspk scan | head`): the reader has what it wanted.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            Err(e) => {
+                eprintln!("error: cannot write the output: {e}");
+                1
+            }
+        },
+        Ok(Err(e)) => {
+            eprintln!("error: {e}");
+            1
+        }
+        Err(_) => {
+            let message = LAST_PANIC
+                .lock()
+                .ok()
+                .and_then(|mut m| m.take())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let line = CliError::new(message).one_line();
+            eprintln!("error: internal error: {line}");
+            101
+        }
+    };
+    dspk_exit::exit_now(status)
+}

@@ -1,0 +1,99 @@
+//! `dspk info`: a recording's description.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use crate::Ctx;
+use crate::error::CliResult;
+use crate::input::{Input, Origin};
+use crate::report::{exact_seconds, gain_groups, gain_lines, hms, index_list};
+
+/// Metadata entries shown in full before the list is cut short.
+const METADATA_SHOWN: usize = 20;
+
+/// The longest metadata value shown in full (SpikeGLX's `~imroTbl` runs to kilobytes).
+const VALUE_SHOWN: usize = 100;
+
+/// `value`, cut to [`VALUE_SHOWN`] characters with a note of the rest.
+fn shorten(value: &str) -> String {
+    let n = value.chars().count();
+    if n <= VALUE_SHOWN {
+        return value.to_string();
+    }
+    let head: String = value.chars().take(VALUE_SHOWN).collect();
+    format!("{head}… ({n} characters)")
+}
+
+/// Runs `dspk info` on an open recording.
+pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
+    let info = input.info();
+    let duration = info.duration()?;
+    let stored_bytes = u128::from(info.samples) * info.frame_bytes() as u128;
+    let groups = gain_groups(info);
+    let (kind, path) = match &input.origin {
+        Origin::Synthetic { .. } => ("built-in synthetic".to_string(), None),
+        Origin::File { path, kind } => (kind.clone(), Some(path.display().to_string())),
+    };
+    if ctx.json {
+        let planted = match &input.origin {
+            Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
+            Origin::File { .. } => serde_json::Value::Null,
+        };
+        let value = json!({
+            "path": path,
+            "kind": kind,
+            "name": info.name,
+            "channel_count": info.channel_count(),
+            "sample_rate": info.sample_rate,
+            "sample_rate_hz": info.sample_rate.rate_hz(),
+            "samples": info.samples,
+            "duration": exact_seconds(duration),
+            "duration_s": duration.as_seconds_f64(),
+            "duration_hms": hms(duration),
+            "format": info.format.name(),
+            "order": info.order.name(),
+            "frame_bytes": info.frame_bytes(),
+            "stored_bytes": stored_bytes.to_string(),
+            "start_time": exact_seconds(info.start_time),
+            "gains": groups,
+            "channels": info.channels,
+            "metadata": info.metadata,
+            "warnings": input.warnings,
+            "planted": planted,
+        });
+        return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
+    }
+
+    let mut out = String::new();
+    let mut line = |key: &str, value: String| {
+        let _ = writeln!(out, "{key:<12}{value}");
+    };
+    line("recording", input.label());
+    line("name", info.name.clone());
+    line("format", format!("{kind}: {}, {}", info.format.name(), info.order.name()));
+    line("channels", info.channel_count().to_string());
+    line("rate", info.sample_rate.to_string());
+    line("samples", info.samples.to_string());
+    line("duration", format!("{duration} ({})", hms(duration)));
+    line("size", format!("{:.2} MB stored", stored_bytes as f64 / 1e6));
+    line("start time", info.start_time.to_string());
+    for (i, g) in gain_lines(&groups).into_iter().enumerate() {
+        line(if i == 0 { "gains" } else { "" }, g);
+    }
+    if let Origin::Synthetic { dead, noisy } = &input.origin {
+        line("planted", format!("dead {}; noisy {}", index_list(dead), index_list(noisy)));
+    }
+    let metadata = &info.metadata;
+    line("metadata", format!("{} entries", metadata.len()));
+    for (k, v) in metadata.iter().take(METADATA_SHOWN) {
+        line("", format!("{k} = {}", shorten(v)));
+    }
+    if metadata.len() > METADATA_SHOWN {
+        line("", format!("… {} more (--json lists all)", metadata.len() - METADATA_SHOWN));
+    }
+    for w in &input.warnings {
+        line("warning", w.clone());
+    }
+    Ok(out)
+}

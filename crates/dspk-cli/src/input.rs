@@ -1,0 +1,237 @@
+//! The recording a command works on: a file, or the built-in synthetic recording; and the
+//! sample range its time options select.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use dspk_types::{RecordingInfo, RecordingSource, SyntheticConfig, SyntheticRecording};
+
+use crate::error::{CliError, CliResult};
+use crate::parse::TimeSpec;
+
+/// Where a recording came from.
+#[derive(Debug, Clone)]
+pub(crate) enum Origin {
+    /// The built-in synthetic recording, with the channels it planted.
+    Synthetic {
+        /// Planted dead (flat) channels.
+        dead: Vec<usize>,
+        /// Planted noisy channels.
+        noisy: Vec<usize>,
+    },
+    /// A file.
+    File {
+        /// The path given.
+        path: PathBuf,
+        /// What the reader says the file is (`raw binary + JSON sidecar`, `SpikeGLX`).
+        kind: String,
+    },
+}
+
+/// An open recording.
+pub(crate) struct Input {
+    /// The recording.
+    pub(crate) source: Arc<dyn RecordingSource>,
+    /// Where it came from.
+    pub(crate) origin: Origin,
+    /// What the reader noticed without refusing the file (a dropped partial frame).
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Input {
+    /// Opens `path`, or the built-in synthetic recording of `synthetic_length` (default 60 s)
+    /// when there is no path.
+    pub(crate) fn open(path: Option<&Path>, synthetic_length: Option<TimeSpec>) -> CliResult<Self> {
+        match path {
+            Some(path) => {
+                if synthetic_length.is_some() {
+                    return Err(CliError::new(
+                        "--synthetic-duration applies to the built-in synthetic recording, not \
+                         to a recording file",
+                    ));
+                }
+                open_file(path)
+            }
+            None => Self::synthetic(synthetic_length),
+        }
+    }
+
+    /// The built-in synthetic recording (the default probe), `length` long (default 60 s).
+    pub(crate) fn synthetic(length: Option<TimeSpec>) -> CliResult<Self> {
+        let config = SyntheticConfig::default();
+        let samples = match length {
+            Some(t) => t
+                .to_sample_index(config.sample_rate)
+                .map_err(|e| CliError::from(e).context("--synthetic-duration"))?,
+            None => config.samples,
+        };
+        if samples == 0 {
+            return Err(CliError::new(
+                "--synthetic-duration is shorter than one sample: the recording would be empty",
+            ));
+        }
+        let rec = SyntheticRecording::new(config.with_samples(samples))?;
+        Ok(Self {
+            origin: Origin::Synthetic {
+                dead: rec.dead_channels().to_vec(),
+                noisy: rec.noisy_channels().to_vec(),
+            },
+            source: Arc::new(rec),
+            warnings: Vec::new(),
+        })
+    }
+
+    /// The recording's description.
+    pub(crate) fn info(&self) -> &RecordingInfo {
+        self.source.info()
+    }
+
+    /// The path, or `built-in synthetic recording`.
+    pub(crate) fn label(&self) -> String {
+        match &self.origin {
+            Origin::Synthetic { .. } => "built-in synthetic recording".to_string(),
+            Origin::File { path, .. } => path.display().to_string(),
+        }
+    }
+}
+
+/// Opens a recording file in any format dspk-io reads.
+fn open_file(path: &Path) -> CliResult<Input> {
+    if !path.exists() {
+        // Say it plainly, before any format detection has a chance to word it differently.
+        return Err(CliError::new(format!("{}: no such file", path.display())));
+    }
+    let rec = dspk_io::BinaryRecording::open(path)?;
+    let warnings = rec.warnings().to_vec();
+    Ok(Input {
+        source: Arc::new(rec),
+        origin: Origin::File {
+            path: path.to_path_buf(),
+            kind: "raw binary + JSON sidecar".to_string(),
+        },
+        warnings,
+    })
+}
+
+/// The time options of a command: `--start`, `--end`, `--duration`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TimeOptions {
+    /// First sample wanted (default: the first).
+    pub(crate) start: Option<TimeSpec>,
+    /// One past the last sample wanted (default: the end).
+    pub(crate) end: Option<TimeSpec>,
+    /// How much from the start (at most; cut at the end of the recording).
+    pub(crate) duration: Option<TimeSpec>,
+}
+
+impl TimeOptions {
+    /// The sample range these options select in `info`: times are relative to the first
+    /// sample, in exact arithmetic at the recording's own rate.
+    ///
+    /// Refused: `--end` and `--duration` together, `--end` at or before `--start`, a start or
+    /// end past the end of the recording, an empty range.
+    pub(crate) fn range(&self, info: &RecordingInfo) -> CliResult<Range<u64>> {
+        let rate = info.sample_rate;
+        let total = info.samples;
+        let index = |t: &TimeSpec, flag: &str| {
+            t.to_sample_index(rate)
+                .map_err(|e| CliError::from(e).context(flag))
+        };
+        let describe_total = || match info.duration() {
+            Ok(d) => format!("{d}, {total} samples"),
+            Err(_) => format!("{total} samples"),
+        };
+        let start = match &self.start {
+            Some(t) => index(t, "--start")?,
+            None => 0,
+        };
+        if start >= total && self.start.is_some() {
+            return Err(CliError::new(format!(
+                "--start {} is at or past the end of the recording ({})",
+                self.start.expect("checked above"),
+                describe_total()
+            )));
+        }
+        let end = match (&self.end, &self.duration) {
+            (Some(_), Some(_)) => {
+                return Err(CliError::new("give --end or --duration, not both"));
+            }
+            (Some(t), None) => {
+                let end = index(t, "--end")?;
+                if end > total {
+                    return Err(CliError::new(format!(
+                        "--end {t} is past the end of the recording ({})",
+                        describe_total()
+                    )));
+                }
+                end
+            }
+            (None, Some(d)) => start.saturating_add(index(d, "--duration")?).min(total),
+            (None, None) => total,
+        };
+        if end < start {
+            return Err(CliError::new(format!(
+                "--end ({}) is before --start ({})",
+                self.end.map_or_else(|| format!("sample {end}"), |t| t.to_string()),
+                self.start.map_or_else(|| format!("sample {start}"), |t| t.to_string()),
+            )));
+        }
+        if end == start {
+            return Err(CliError::new(format!(
+                "the time range selects no samples (sample {start} to sample {end}): at \
+                 {} a sample lasts {} s",
+                info.sample_rate,
+                info.sample_rate.period_seconds()
+            )));
+        }
+        Ok(start..end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dspk_types::{MemoryOrder, SampleFormat, SampleRate};
+
+    fn info(rate: &str, samples: u64) -> RecordingInfo {
+        let rate: SampleRate = rate.parse().unwrap();
+        RecordingInfo::new("r", 2, samples, rate, SampleFormat::I16, MemoryOrder::TimeMajor)
+    }
+
+    fn opts(start: Option<&str>, end: Option<&str>, duration: Option<&str>) -> TimeOptions {
+        let p = |s: Option<&str>| s.map(|s| TimeSpec::parse(s).unwrap());
+        TimeOptions {
+            start: p(start),
+            end: p(end),
+            duration: p(duration),
+        }
+    }
+
+    #[test]
+    fn ranges() {
+        let i = info("30000", 1_800_000);
+        assert_eq!(opts(None, None, None).range(&i).unwrap(), 0..1_800_000);
+        assert_eq!(opts(Some("1.5"), Some("2"), None).range(&i).unwrap(), 45_000..60_000);
+        assert_eq!(opts(Some("100smp"), None, Some("0.01")).range(&i).unwrap(), 100..400);
+        assert_eq!(opts(Some("59"), None, Some("10")).range(&i).unwrap(), 1_770_000..1_800_000);
+        assert_eq!(opts(None, Some("1:00"), None).range(&i).unwrap(), 0..1_800_000);
+    }
+
+    #[test]
+    fn bad_ranges_are_one_line() {
+        let i = info("30000", 1_800_000);
+        let cases = [
+            (opts(Some("2"), Some("1"), None), "--end (1 s) is before --start (2 s)"),
+            (opts(Some("1"), Some("1"), None), "selects no samples"),
+            (opts(None, Some("61"), None), "past the end"),
+            (opts(Some("60"), None, None), "at or past the end"),
+            (opts(None, Some("1"), Some("1")), "not both"),
+        ];
+        for (o, want) in cases {
+            let err = o.range(&i).unwrap_err().to_string();
+            assert!(err.contains(want), "{o:?}: {err}");
+            assert!(!err.contains('\n'));
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The device pass shared by `scan` and `convert`: stored windows stream from the source,
+//! cross to the device once, compact, and are decoded there.
+//!
+//! [`device_pass`] is the one function that moves a recording's bytes to the device; a faster
+//! upload pipeline replaces it alone (its callers only see decoded windows).
+
+use std::time::{Duration, Instant};
+
+use cubecl::client::Client;
+use dspk_kernels::{DecodedWindow, Decoder, sync};
+use dspk_types::{
+    ChunkSchedule, DspResult, HaloWindow, MemoryOrder, RecordingInfo, RecordingSource, SignalUnit,
+    WindowLoader,
+};
+
+use crate::progress::Progress;
+
+/// How stored values become the values a pass works on: per channel `stored × gain + offset`,
+/// in `unit`. Voltages are brought to µV; other units are kept.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Scaling {
+    /// Per-channel gain.
+    pub(crate) gains: Vec<f32>,
+    /// Per-channel offset.
+    pub(crate) offsets: Vec<f32>,
+    /// Per-channel unit of the scaled values.
+    pub(crate) units: Vec<SignalUnit>,
+}
+
+impl Scaling {
+    /// The scaling of `info`'s channels to µV (V and mV channels are converted; every other
+    /// unit is left as the recording states it).
+    pub(crate) fn microvolts(info: &RecordingInfo) -> Self {
+        let mut s = Scaling {
+            gains: Vec::with_capacity(info.channel_count()),
+            offsets: Vec::with_capacity(info.channel_count()),
+            units: Vec::with_capacity(info.channel_count()),
+        };
+        for ch in &info.channels {
+            let (factor, unit) = match ch.unit {
+                SignalUnit::Volt => (1e6, SignalUnit::Microvolt),
+                SignalUnit::Millivolt => (1e3, SignalUnit::Microvolt),
+                ref other => (1.0, other.clone()),
+            };
+            s.gains.push((f64::from(ch.gain) * factor) as f32);
+            s.offsets.push((f64::from(ch.offset) * factor) as f32);
+            s.units.push(unit);
+        }
+        s
+    }
+
+    /// The unit every channel shares, if they all share one.
+    pub(crate) fn common_unit(&self) -> Option<&SignalUnit> {
+        let first = self.units.first()?;
+        self.units.iter().all(|u| u == first).then_some(first)
+    }
+}
+
+/// What a device pass did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PassReport {
+    /// Windows decoded.
+    pub(crate) windows: usize,
+    /// Samples per channel owned by the windows (each counted once).
+    pub(crate) samples: u64,
+    /// Stored bytes read from the source and sent to the device (halos included).
+    pub(crate) stored_bytes: u64,
+    /// Wall time from setting up the decoder to the device finishing the last window.
+    pub(crate) wall: Duration,
+}
+
+/// Streams `schedule`'s windows of every channel of `source` to the device, decodes each
+/// there to `f32` channel-major with `scaling`, and hands it to `on_window` with its window
+/// (the owned part is `window.valid_local`). `progress` advances by each window's stored
+/// bytes.
+///
+/// The stored bytes of window i+1 are read on a background thread while window i is on the
+/// device ([`WindowLoader::stream_stored`]); each window is uploaded once, compact, by the
+/// [`Decoder`], which is sized once for the schedule's longest window.
+pub(crate) fn device_pass(
+    client: &Client,
+    source: &dyn RecordingSource,
+    schedule: &ChunkSchedule,
+    scaling: &Scaling,
+    progress: &Progress,
+    mut on_window: impl FnMut(&HaloWindow, &DecodedWindow<'_>) -> DspResult<()>,
+) -> DspResult<PassReport> {
+    let started = Instant::now();
+    let info = source.info();
+    let mut report = PassReport {
+        windows: 0,
+        samples: 0,
+        stored_bytes: 0,
+        wall: Duration::ZERO,
+    };
+    if schedule.is_empty() {
+        return Ok(report);
+    }
+    let channels = info.channel_count();
+    let frame_bytes = info.frame_bytes() as u64;
+    let mut decoder = Decoder::new(
+        client,
+        channels,
+        schedule.max_read_samples() as usize,
+        info.format,
+        // The loader hands over stored bytes channel-major, whatever the file's order.
+        MemoryOrder::ChannelMajor,
+        &scaling.gains,
+        &scaling.offsets,
+    )?;
+    WindowLoader::new(source).stream_stored(schedule.windows(), |window, bytes| {
+        let decoded = decoder.decode(bytes, window.read_len())?;
+        on_window(window, &decoded)?;
+        let stored = window.read_len() as u64 * frame_bytes;
+        report.windows += 1;
+        report.samples += window.valid_len() as u64;
+        report.stored_bytes += stored;
+        progress.advance(stored);
+        Ok(())
+    })?;
+    sync(client)?;
+    report.wall = started.elapsed();
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dspk_types::{ChannelInfo, SampleFormat, SampleRate};
+
+    #[test]
+    fn voltages_become_microvolts() {
+        let rate = SampleRate::from_ratio(1000, 1).unwrap();
+        let mut info =
+            RecordingInfo::new("r", 4, 10, rate, SampleFormat::I16, MemoryOrder::TimeMajor);
+        let unit = |u| ChannelInfo {
+            name: "c".into(),
+            gain: 0.5,
+            offset: -0.25,
+            unit: u,
+        };
+        info.channels = vec![
+            unit(SignalUnit::Volt),
+            unit(SignalUnit::Millivolt),
+            unit(SignalUnit::Microvolt),
+            unit(SignalUnit::Dimensionless),
+        ];
+        let s = Scaling::microvolts(&info);
+        assert_eq!(s.gains, vec![5e5, 500.0, 0.5, 0.5]);
+        assert_eq!(s.offsets, vec![-2.5e5, -250.0, -0.25, -0.25]);
+        assert_eq!(s.units[0], SignalUnit::Microvolt);
+        assert_eq!(s.units[1], SignalUnit::Microvolt);
+        assert_eq!(s.units[3], SignalUnit::Dimensionless);
+        assert_eq!(s.common_unit(), None);
+        info.channels.truncate(3);
+        assert_eq!(
+            Scaling::microvolts(&info).common_unit(),
+            Some(&SignalUnit::Microvolt)
+        );
+    }
+}

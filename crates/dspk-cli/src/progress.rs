@@ -1,0 +1,58 @@
+//! The progress bar: drawn on stderr when it is a terminal, absent when it is piped.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// A progress bar over a number of bytes, with rate and time left; nothing at all when stderr
+/// is not a terminal.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// A bar for `total_bytes` labelled `label`, shown only when stderr is a terminal.
+    pub(crate) fn bytes(label: &str, total_bytes: u64) -> Self {
+        if !std::io::stderr().is_terminal() {
+            return Self::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template(
+            "{msg} [{bar:30}] {decimal_bytes}/{decimal_total_bytes} \
+             {decimal_bytes_per_sec}, {eta} left",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_message(label.to_string());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Self { bar: Some(bar) }
+    }
+
+    /// No bar.
+    pub(crate) fn hidden() -> Self {
+        Self { bar: None }
+    }
+
+    /// `bytes` more are done.
+    pub(crate) fn advance(&self, bytes: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(bytes);
+        }
+    }
+
+    /// Removes the bar from the terminal (before results are printed).
+    pub(crate) fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
