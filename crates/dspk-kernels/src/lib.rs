@@ -1,1 +1,45 @@
-//! placeholder
+//! CubeCL kernels and launch helpers of dspk.
+//!
+//! What every dspk kernel needs ([`LaunchGeometry`] from the device's own limits, the
+//! `#[cube]` index helpers, 32-bit and binding limits, special values, tuning keys and the
+//! reproducibility guard, device timing) and the two kernels that get a recording onto the
+//! device: [`Decoder`] (stored samples → scaled `f32`, channel-major, on the device) and
+//! [`ChannelStatsKernel`] (per-channel min, max, mean and RMS, merged across windows on the
+//! host in `f64`).
+//!
+//! It takes a [`Client`](cubecl::client::Client) and never picks or opens a device (that is
+//! `dspk-device`'s job), and it turns on no CubeCL runtime: the binary or test suite that
+//! links it chooses the runtimes.
+//!
+//! ```ignore
+//! let mut decoder = Decoder::new(&client, 384, schedule.max_read_samples() as usize,
+//!     SampleFormat::I16, MemoryOrder::ChannelMajor, &gains, &offsets)?;
+//! let mut stats = ChannelStatsKernel::new(&client, 384, schedule.max_read_samples() as usize)?;
+//! let mut totals = vec![ChannelStats::default(); 384];
+//! loader.stream_stored(schedule.windows(), |w, bytes| {
+//!     let window = decoder.decode(bytes, w.read_len())?;
+//!     stats.accumulate(&window, w.valid_local.clone(), &mut totals)
+//! })?;
+//! ```
+
+pub mod args;
+pub mod bench;
+pub mod contraction;
+pub mod decode;
+pub mod geometry;
+pub mod limits;
+pub mod special;
+pub mod stats;
+pub mod timing;
+pub mod tuning;
+
+pub use args::*;
+pub use bench::{DecodeVsCopy, decode_vs_copy};
+pub use contraction::*;
+pub use decode::*;
+pub use geometry::*;
+pub use limits::*;
+pub use special::*;
+pub use stats::*;
+pub use timing::*;
+pub use tuning::*;

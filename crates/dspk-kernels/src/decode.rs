@@ -1,0 +1,537 @@
+//! The decode kernel: stored samples, as they come off the disk, to scaled `f32`
+//! channel-major on the device.
+//!
+//! # Arithmetic
+//!
+//! One rule, the host's ([`SampleFormat::decode`]): convert the stored value to `f32`, then
+//! `x * gain + offset` in `f32` with the product rounded before the add. CubeCL's WGSL compiler
+//! fuses every `a * b + c` whose product has no other use into `fma(a, b, c)` (its
+//! `InstCombine` pass, on whatever the fast-math settings), and GPU drivers contract multiply
+//! and add on their own as well; a fused result differs from the host's in the last bit for
+//! some inputs (see [`crate::contraction_probe`]). The kernel therefore passes the product
+//! through `bits | zero`, where `zero` is a launch argument the compilers cannot see is 0:
+//! the product is an integer result at the add, nothing can fuse, and the device equals the
+//! host bit for bit (for `f32` results that are not subnormal: GPUs may flush those to 0).
+//!
+//! # Packing
+//!
+//! WGSL has no 8- or 16-bit storage: stored bytes travel as little-endian `u32` words (the
+//! host pads the window's bytes with zeros to a whole word) and the kernel unpacks them, so a
+//! window crosses the bus once, compact, whatever the channel and sample counts.
+
+use cubecl::ir::{ElemType, FloatKind, UIntKind};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubecl::bytes::Bytes;
+use dspk_types::{DspError, DspResult, MemoryOrder, SampleFormat};
+
+use crate::args::{f32_arg, u32_arg};
+use crate::geometry::{GridLimits, LaunchGeometry, channel_position, sample_position};
+use crate::limits::{check_window_fits, device_elements, stored_window_bytes};
+use crate::timing::device_error;
+
+/// Largest piece of one upload: writes through wgpu collapse above ~8 MiB on the H200, so a
+/// window goes up in pieces of at most this many bytes.
+pub const UPLOAD_PIECE_BYTES: usize = 8 << 20;
+
+/// Channels per tile of the time-major (transposing) kernel.
+const TILE_CHANNELS: usize = 64;
+/// Samples per tile of the time-major (transposing) kernel.
+const TILE_SAMPLES: usize = 32;
+
+/// The stored type, as the kernel sees it (a compile-time choice).
+#[derive(CubeType, Clone, Copy, Debug, Hash, PartialEq, Eq)]
+pub(crate) enum Stored {
+    I8,
+    I16,
+    U16,
+    I32,
+    F32,
+    F64,
+}
+
+impl Stored {
+    fn of(format: SampleFormat) -> Self {
+        match format {
+            SampleFormat::I8 => Stored::I8,
+            SampleFormat::I16 => Stored::I16,
+            SampleFormat::U16 => Stored::U16,
+            SampleFormat::I32 => Stored::I32,
+            SampleFormat::F32 => Stored::F32,
+            SampleFormat::F64 => Stored::F64,
+        }
+    }
+}
+
+/// Stored element `e` of the packed words, converted to `f32` (exactly for 8/16-bit integers,
+/// rounded to nearest for `int32` and `float64`, as `as f32` on the host).
+#[cube]
+fn load_stored(input: &[u32], e: usize, #[comptime] stored: Stored) -> f32 {
+    match stored {
+        Stored::I8 => {
+            let word = input[e / 4];
+            let byte = (word >> (u32::cast_from(e % 4) * 8)) & 0xff;
+            // Sign extension without a signed shift: (b ^ 0x80) - 0x80.
+            f32::cast_from(i32::reinterpret(byte ^ 0x80) - 0x80)
+        }
+        Stored::I16 => {
+            let word = input[e / 2];
+            let half = (word >> (u32::cast_from(e % 2) * 16)) & 0xffff;
+            f32::cast_from(i32::reinterpret(half ^ 0x8000) - 0x8000)
+        }
+        Stored::U16 => {
+            let word = input[e / 2];
+            let half = (word >> (u32::cast_from(e % 2) * 16)) & 0xffff;
+            f32::cast_from(half)
+        }
+        Stored::I32 => f32::cast_from(i32::reinterpret(input[e])),
+        Stored::F32 => f32::reinterpret(input[e]),
+        Stored::F64 => {
+            let lo = u64::cast_from(input[2 * e]);
+            let hi = u64::cast_from(input[2 * e + 1]);
+            f32::cast_from(f64::reinterpret((hi << 32) | lo))
+        }
+    }
+}
+
+/// `x * gain + offset` with the product rounded to `f32` before the add (see the module docs);
+/// `guard` false gives the plain expression, which compilers may fuse (for the probe).
+#[cube]
+fn scale(x: f32, gain: f32, offset: f32, zero: u32, #[comptime] guard: bool) -> f32 {
+    if comptime![guard] {
+        let product = x * gain;
+        let product = f32::reinterpret(u32::reinterpret(product) | zero);
+        product + offset
+    } else {
+        x * gain + offset
+    }
+}
+
+/// Channel-major stored → channel-major `f32`: one unit per sample
+/// ([`LaunchGeometry::channels_samples`]).
+#[cube(launch)]
+fn decode_channel_major(
+    input: &[u32],
+    gains: &[f32],
+    offsets: &[f32],
+    output: &mut [f32],
+    channels: usize,
+    samples: usize,
+    zero: u32,
+    #[comptime] stored: Stored,
+    #[comptime] guard: bool,
+) {
+    let c = channel_position(samples);
+    let s = sample_position(samples);
+    if c < channels && s < samples {
+        let e = c * samples + s;
+        let x = load_stored(input, e, stored);
+        output[e] = scale(x, gains[c], offsets[c], zero, guard);
+    }
+}
+
+/// Time-major stored → channel-major `f32`: one cube per tile of `tile_c` channels ×
+/// `tile_s` samples, read along channels (contiguous in the input), transposed through shared
+/// memory, written along samples (contiguous in the output). `channel_tiles` tiles cover the
+/// channels; spare cubes of the grid find their tile past the last sample and do nothing.
+#[cube(launch)]
+fn decode_time_major(
+    input: &[u32],
+    gains: &[f32],
+    offsets: &[f32],
+    output: &mut [f32],
+    channels: usize,
+    samples: usize,
+    channel_tiles: usize,
+    zero: u32,
+    #[comptime] stored: Stored,
+    #[comptime] guard: bool,
+    #[comptime] tile_c: usize,
+    #[comptime] tile_s: usize,
+    #[comptime] units: usize,
+) {
+    let tile_elems = comptime![tile_c * tile_s];
+    let per_unit = comptime![(tile_c * tile_s).div_ceil(units)];
+    let pitch = comptime![tile_s + 1];
+    let mut tile = Shared::<[f32]>::new_slice(comptime![tile_c * (tile_s + 1)]);
+
+    let c0 = (CUBE_POS % channel_tiles) * tile_c;
+    let s0 = (CUBE_POS / channel_tiles) * tile_s;
+    let unit = UNIT_POS as usize;
+
+    for i in 0..per_unit {
+        let k = i * units + unit;
+        let cl = k % tile_c;
+        let sl = k / tile_c;
+        let c = c0 + cl;
+        let s = s0 + sl;
+        if k < tile_elems && c < channels && s < samples {
+            tile[cl * pitch + sl] = load_stored(input, s * channels + c, stored);
+        }
+    }
+    sync_cube();
+    for i in 0..per_unit {
+        let k = i * units + unit;
+        let sl = k % tile_s;
+        let cl = k / tile_s;
+        let c = c0 + cl;
+        let s = s0 + sl;
+        if k < tile_elems && c < channels && s < samples {
+            output[c * samples + s] = scale(tile[cl * pitch + sl], gains[c], offsets[c], zero, guard);
+        }
+    }
+}
+
+/// Whether the client's device computes with 64-bit floats (and integers) in kernels.
+pub fn supports_f64(client: &Client) -> bool {
+    let props = client.properties();
+    props.supports_type(ElemType::Float(FloatKind::F64))
+        && props.supports_type(ElemType::UInt(UIntKind::U64))
+}
+
+/// Refuses a format the client's device cannot decode (`float64` without 64-bit floats, as on
+/// WGSL), with a clear [`DspError::UnsupportedFormat`].
+pub fn check_format_supported(client: &Client, format: SampleFormat) -> DspResult<()> {
+    if format == SampleFormat::F64 && !supports_f64(client) {
+        return Err(DspError::UnsupportedFormat(format!(
+            "float64 samples cannot be decoded on the '{}' runtime of this device: it has no \
+             64-bit floats (WGSL has none); decode them on the host or use a runtime with f64",
+            client.name()
+        )));
+    }
+    Ok(())
+}
+
+/// Decodes windows of stored samples on the device into a reused `f32` buffer.
+///
+/// Created once per recording pass with the largest window it will see (e.g.
+/// `ChunkSchedule::max_read_samples`); it allocates its device buffers then, and
+/// [`decode`](Self::decode) reuses them for every window: upload the window's stored bytes
+/// (as `WindowLoader::stream_stored` hands them over, or time-major bytes straight from a
+/// file), then one kernel launch writes `channels × samples` scaled `f32`, channel-major.
+pub struct Decoder {
+    client: Client,
+    channels: usize,
+    max_samples: usize,
+    format: SampleFormat,
+    order: MemoryOrder,
+    stored: Handle,
+    decoded: Handle,
+    gains: Handle,
+    offsets: Handle,
+    guard: bool,
+    limits: GridLimits,
+}
+
+impl std::fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decoder")
+            .field("runtime", &self.client.name())
+            .field("channels", &self.channels)
+            .field("max_samples", &self.max_samples)
+            .field("format", &self.format)
+            .field("order", &self.order)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Decoder {
+    /// A decoder for windows of up to `max_samples` samples of `channels` channels stored as
+    /// `format` in `order`, scaled per channel by `gains` and `offsets` (one each per channel).
+    ///
+    /// Refuses, before allocating anything: zero channels or samples, gains or offsets of the
+    /// wrong length, `float64` on a device without f64, and a window larger than one device
+    /// buffer (the error says how many samples per window fit).
+    pub fn new(
+        client: &Client,
+        channels: usize,
+        max_samples: usize,
+        format: SampleFormat,
+        order: MemoryOrder,
+        gains: &[f32],
+        offsets: &[f32],
+    ) -> DspResult<Self> {
+        Self::build(client, channels, max_samples, format, order, gains, offsets, true)
+    }
+
+    /// [`new`](Self::new) with or without the contraction guard (the probe compares both).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build(
+        client: &Client,
+        channels: usize,
+        max_samples: usize,
+        format: SampleFormat,
+        order: MemoryOrder,
+        gains: &[f32],
+        offsets: &[f32],
+        guard: bool,
+    ) -> DspResult<Self> {
+        if channels == 0 || max_samples == 0 {
+            return Err(DspError::config(format!(
+                "a decoder needs at least one channel and one sample per window, got \
+                 {channels} channels × {max_samples} samples"
+            )));
+        }
+        if gains.len() != channels {
+            return Err(DspError::shape("decoder gains", channels, gains.len()));
+        }
+        if offsets.len() != channels {
+            return Err(DspError::shape("decoder offsets", channels, offsets.len()));
+        }
+        check_format_supported(client, format)?;
+        check_window_fits(client, channels, max_samples, format)?;
+        device_elements("decoded window", &[channels, max_samples])?;
+        let stored_bytes = stored_window_bytes(channels, max_samples, format)? as usize;
+        let decoded_bytes = channels * max_samples * 4;
+        Ok(Decoder {
+            client: client.clone(),
+            channels,
+            max_samples,
+            format,
+            order,
+            stored: client.empty(stored_bytes),
+            decoded: client.empty(decoded_bytes),
+            gains: client.create_from_slice(&f32_bytes(gains)),
+            offsets: client.create_from_slice(&f32_bytes(offsets)),
+            guard,
+            limits: GridLimits::of(client),
+        })
+    }
+
+    /// Channels per window.
+    pub fn channels(&self) -> usize {
+        self.channels
+    }
+
+    /// The most samples per window.
+    pub fn max_samples(&self) -> usize {
+        self.max_samples
+    }
+
+    /// The stored format.
+    pub fn format(&self) -> SampleFormat {
+        self.format
+    }
+
+    /// The order of the stored bytes handed to [`decode`](Self::decode).
+    pub fn order(&self) -> MemoryOrder {
+        self.order
+    }
+
+    /// The client the decoder's buffers live on.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Replaces the per-channel gains and offsets (one each per channel).
+    pub fn set_scaling(&mut self, gains: &[f32], offsets: &[f32]) -> DspResult<()> {
+        if gains.len() != self.channels {
+            return Err(DspError::shape("decoder gains", self.channels, gains.len()));
+        }
+        if offsets.len() != self.channels {
+            return Err(DspError::shape("decoder offsets", self.channels, offsets.len()));
+        }
+        self.client.write(&self.gains, Bytes::from_bytes_vec(f32_bytes(gains)));
+        self.client.write(&self.offsets, Bytes::from_bytes_vec(f32_bytes(offsets)));
+        Ok(())
+    }
+
+    /// Uploads one window of `samples` samples (`stored`: `channels × samples ×
+    /// format.bytes()` bytes in the decoder's order) and decodes it into the reused output
+    /// buffer. The returned view is valid until the next call.
+    pub fn decode(&mut self, stored: &[u8], samples: usize) -> DspResult<DecodedWindow<'_>> {
+        self.upload(stored, samples)?;
+        self.decode_uploaded(samples)
+    }
+
+    /// Uploads one window's stored bytes into the reused device buffer without decoding
+    /// (see [`decode`](Self::decode)). The one place bytes cross to the device: a faster
+    /// transfer path replaces this function alone.
+    pub fn upload(&mut self, stored: &[u8], samples: usize) -> DspResult<()> {
+        self.check_samples(samples)?;
+        let expected = self.channels * samples * self.format.bytes();
+        if stored.len() != expected {
+            return Err(DspError::shape(
+                format!("stored window of {samples} samples × {} channels ({}) in bytes", self.channels, self.format),
+                expected,
+                stored.len(),
+            ));
+        }
+        let padded = expected.next_multiple_of(4);
+        let total = self.stored.size();
+        let mut offset = 0;
+        while offset < padded {
+            let len = UPLOAD_PIECE_BYTES.min(padded - offset);
+            let mut piece = Vec::with_capacity(len);
+            let end = (offset + len).min(expected);
+            piece.extend_from_slice(&stored[offset..end]);
+            piece.resize(len, 0);
+            let target = self
+                .stored
+                .clone()
+                .offset_start(offset as u64)
+                .offset_end(total - (offset + len) as u64);
+            self.client.write(&target, Bytes::from_bytes_vec(piece));
+            offset += len;
+        }
+        Ok(())
+    }
+
+    /// Decodes the window last uploaded, as `samples` samples per channel.
+    pub fn decode_uploaded(&mut self, samples: usize) -> DspResult<DecodedWindow<'_>> {
+        self.check_samples(samples)?;
+        if samples == 0 {
+            return Ok(DecodedWindow { decoder: self, samples });
+        }
+        let n = self.channels * samples;
+        let words = stored_window_bytes(self.channels, samples, self.format)? as usize / 4;
+        let stored = Stored::of(self.format);
+        let c = self.channels;
+        match self.order {
+            MemoryOrder::ChannelMajor => {
+                let g = LaunchGeometry::channels_samples_with(&self.limits, c, samples)?;
+                decode_channel_major::launch(
+                    &self.client,
+                    g.cube_count(),
+                    g.cube_dim(),
+                    u32_arg(&self.stored, words)?,
+                    f32_arg(&self.gains, c)?,
+                    f32_arg(&self.offsets, c)?,
+                    f32_arg(&self.decoded, n)?,
+                    c,
+                    samples,
+                    0u32,
+                    stored,
+                    self.guard,
+                );
+            }
+            MemoryOrder::TimeMajor => {
+                let units = self.limits.units_per_cube();
+                let channel_tiles = c.div_ceil(TILE_CHANNELS);
+                let tiles = channel_tiles
+                    .checked_mul(samples.div_ceil(TILE_SAMPLES))
+                    .ok_or_else(|| DspError::Overflow(format!("tiles of {c} × {samples}")))?;
+                // One cube per tile: a per-row launch with tiles as rows.
+                let g = LaunchGeometry::per_row_with(&self.limits, tiles, TILE_CHANNELS * TILE_SAMPLES)?;
+                decode_time_major::launch(
+                    &self.client,
+                    g.cube_count(),
+                    g.cube_dim(),
+                    u32_arg(&self.stored, words)?,
+                    f32_arg(&self.gains, c)?,
+                    f32_arg(&self.offsets, c)?,
+                    f32_arg(&self.decoded, n)?,
+                    c,
+                    samples,
+                    channel_tiles,
+                    0u32,
+                    stored,
+                    self.guard,
+                    TILE_CHANNELS,
+                    TILE_SAMPLES,
+                    units as usize,
+                );
+            }
+        }
+        Ok(DecodedWindow { decoder: self, samples })
+    }
+
+    fn check_samples(&self, samples: usize) -> DspResult<()> {
+        if samples > self.max_samples {
+            return Err(DspError::BufferOverrun {
+                what: "decoder window (samples per channel)".into(),
+                capacity: self.max_samples,
+                needed: samples,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A decoded window on the device: `channels × samples` `f32`, channel-major (channel `c`
+/// at `c * samples ..`), in the decoder's reused output buffer.
+pub struct DecodedWindow<'a> {
+    decoder: &'a Decoder,
+    samples: usize,
+}
+
+impl std::fmt::Debug for DecodedWindow<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecodedWindow")
+            .field("channels", &self.decoder.channels)
+            .field("samples", &self.samples)
+            .finish()
+    }
+}
+
+impl DecodedWindow<'_> {
+    /// Channels.
+    pub fn channels(&self) -> usize {
+        self.decoder.channels
+    }
+
+    /// Samples per channel.
+    pub fn samples(&self) -> usize {
+        self.samples
+    }
+
+    /// Values (`channels × samples`).
+    pub fn len(&self) -> usize {
+        self.decoder.channels * self.samples
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device buffer; its first [`len`](Self::len) `f32` are this window (the buffer is
+    /// sized for the decoder's largest window).
+    pub fn handle(&self) -> &Handle {
+        &self.decoder.decoded
+    }
+
+    /// The client the buffer lives on.
+    pub fn client(&self) -> &Client {
+        &self.decoder.client
+    }
+
+    /// A `&[f32]` kernel argument over this window's values.
+    pub fn arg(&self) -> DspResult<BufferArg> {
+        f32_arg(&self.decoder.decoded, self.len())
+    }
+
+    /// Reads the window back to the host (waits for the device).
+    pub fn to_vec(&self) -> DspResult<Vec<f32>> {
+        read_f32(&self.decoder.client, &self.decoder.decoded, self.len())
+    }
+}
+
+/// The first `len` `f32` of a device buffer, read back to the host.
+pub fn read_f32(client: &Client, handle: &Handle, len: usize) -> DspResult<Vec<f32>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let bytes_len = len as u64 * 4;
+    if bytes_len > handle.size_in_used() {
+        return Err(DspError::BufferUnderrun {
+            what: "device buffer read back (bytes)".into(),
+            needed: bytes_len as usize,
+            available: handle.size_in_used() as usize,
+        });
+    }
+    let trimmed = handle.clone().offset_end(handle.size_in_used() - bytes_len);
+    let bytes = client
+        .read_one(trimmed)
+        .map_err(|e| device_error("reading a buffer back", e))?;
+    Ok(bytes
+        .chunks_exact(4)
+        .take(len)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
+
+/// Little-endian bytes of `values`.
+pub(crate) fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
