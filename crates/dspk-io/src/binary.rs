@@ -440,4 +440,12 @@ impl RecordingSource for BinaryRecording {
     fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
         self.raw.read_native(samples, out)
     }
+
+    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
+        self.raw.read_stored_native(samples, out)
+    }
+
+    fn native_stored_order(&self) -> MemoryOrder {
+        self.raw.info().order
+    }
 }

@@ -213,6 +213,14 @@ impl RecordingSource for FileRecording {
         self.source().read_native(samples, out)
     }
 
+    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
+        self.source().read_stored_native(samples, out)
+    }
+
+    fn native_stored_order(&self) -> MemoryOrder {
+        self.source().native_stored_order()
+    }
+
     fn chunk_samples(&self) -> Option<u64> {
         self.source().chunk_samples()
     }

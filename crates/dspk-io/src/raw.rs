@@ -192,6 +192,31 @@ impl RawData {
         Ok(())
     }
 
+    /// Every channel's stored bytes over `samples`, as they lie in the file: one copy out of the
+    /// mapping (a time-major range is one run of frames).
+    pub(crate) fn read_stored_native(
+        &self,
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<MemoryOrder> {
+        let c = self.info.channel_count();
+        let all: Vec<usize> = (0..c).collect();
+        let n = check_read_stored(&self.info, &all, &samples, out.len())?;
+        if n == 0 {
+            return Ok(self.info.order);
+        }
+        match self.info.order {
+            MemoryOrder::TimeMajor => out.copy_from_slice(self.frames(&samples)),
+            MemoryOrder::ChannelMajor => {
+                let b = self.info.format.bytes();
+                for (d, ch) in out.chunks_exact_mut(n * b).zip(0..c) {
+                    d.copy_from_slice(self.run(ch, &samples));
+                }
+            }
+        }
+        Ok(self.info.order)
+    }
+
     pub(crate) fn read_native(
         &self,
         samples: Range<u64>,

@@ -68,6 +68,7 @@ impl SplitMix64 {
 pub fn check_all(src: &dyn RecordingSource, seed: u64) {
     check_stored_matches_read(src, seed);
     check_native_matches_read(src, seed ^ 1);
+    check_stored_native_matches_stored(src, seed ^ 5);
     check_channel_subsets(src, seed ^ 2);
     check_split_reads(src, seed ^ 3);
     check_bad_input(src, seed ^ 4);
@@ -249,6 +250,50 @@ pub fn check_native_matches_read(src: &dyn RecordingSource, seed: u64) {
             &all,
             &w,
         );
+    }
+}
+
+/// `read_stored_native`, reordered to channel-major, equals `read_stored` of every channel bit for
+/// bit, in the order `native_stored_order` announces, without writing past its output.
+pub fn check_stored_native_matches_stored(src: &dyn RecordingSource, seed: u64) {
+    let ctx = label(src, seed);
+    let mut rng = SplitMix64::new(seed);
+    let all = all_channels(src);
+    let c = all.len();
+    let b = src.info().format.bytes();
+    for w in windows(src, &mut rng) {
+        let n = sample_len(&w);
+        let want = read_stored_guarded(src, &ctx, &all, w.clone());
+        let len = c * n * b;
+        let mut buf = vec![BYTE_SENTINEL; len + GUARD];
+        let order = match src.read_stored_native(w.clone(), &mut buf[..len]) {
+            Ok(order) => order,
+            Err(e) => panic!("{ctx}: read_stored_native over {w:?} failed: {e}"),
+        };
+        assert_eq!(
+            order,
+            src.native_stored_order(),
+            "{ctx}: read_stored_native wrote {order}, native_stored_order says otherwise"
+        );
+        assert!(
+            buf[len..].iter().all(|&v| v == BYTE_SENTINEL),
+            "{ctx}: read_stored_native over {w:?} wrote past its output"
+        );
+        for ch in 0..c {
+            for t in 0..n {
+                let at = match order {
+                    MemoryOrder::ChannelMajor => ch * n + t,
+                    MemoryOrder::TimeMajor => t * c + ch,
+                };
+                assert_eq!(
+                    buf[at * b..(at + 1) * b],
+                    want[(ch * n + t) * b..(ch * n + t + 1) * b],
+                    "{ctx}: read_stored_native ({order}) differs from read_stored at channel \
+                     {ch}, sample {} of {w:?}",
+                    w.start + t as u64
+                );
+            }
+        }
     }
 }
 

@@ -53,6 +53,22 @@ pub trait RecordingSource: Send + Sync {
         Ok(MemoryOrder::ChannelMajor)
     }
 
+    /// The raw stored values of every channel over `samples`, little-endian, in the source's
+    /// own order ([`RecordingSource::native_stored_order`]): the fast path for moving a whole
+    /// recording to a device, where the decode kernel transposes. A time-major source serves any
+    /// sample range as one contiguous run of frames, so a range can be split among threads.
+    /// The default reads channel-major through [`RecordingSource::read_stored`].
+    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
+        let all: Vec<usize> = (0..self.info().channel_count()).collect();
+        self.read_stored(&all, samples, out)?;
+        Ok(MemoryOrder::ChannelMajor)
+    }
+
+    /// The order [`RecordingSource::read_stored_native`] writes in.
+    fn native_stored_order(&self) -> MemoryOrder {
+        MemoryOrder::ChannelMajor
+    }
+
     /// The length of the source's storage chunks in samples, where the format has them (reads
     /// aligned to it are cheapest).
     fn chunk_samples(&self) -> Option<u64> {

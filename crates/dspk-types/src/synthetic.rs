@@ -584,6 +584,35 @@ impl RecordingSource for SyntheticRecording {
         Ok(())
     }
 
+    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
+        let count = self.info.channel_count();
+        let all: Vec<usize> = (0..count).collect();
+        let n = check_read_stored(&self.info, &all, &samples, out.len())?;
+        if n == 0 {
+            return Ok(MemoryOrder::TimeMajor);
+        }
+        // Time blocks, as in `read_native`: one block of every channel stays in cache.
+        let mut block = [0i16; NATIVE_BLOCK];
+        let mut t = samples.start;
+        for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
+            let len = frames.len() / (2 * count);
+            let values = &mut block[..len];
+            for c in 0..count {
+                self.generate(c, t, values);
+                for (i, v) in values.iter().enumerate() {
+                    let at = 2 * (i * count + c);
+                    frames[at..at + 2].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            t += len as u64;
+        }
+        Ok(MemoryOrder::TimeMajor)
+    }
+
+    fn native_stored_order(&self) -> MemoryOrder {
+        MemoryOrder::TimeMajor
+    }
+
     fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
         let n = check_read_native(&self.info, &samples, out.len())?;
         let count = self.info.channel_count();
