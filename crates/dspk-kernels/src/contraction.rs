@@ -41,7 +41,9 @@ pub fn contraction_probe(
     };
     let unit = |r: u64| (r >> 40) as f32 / (1u64 << 24) as f32;
     let gains: Vec<f32> = (0..channels).map(|_| 0.01 + 10.0 * unit(next())).collect();
-    let offsets: Vec<f32> = (0..channels).map(|_| 200.0 * unit(next()) - 100.0).collect();
+    let offsets: Vec<f32> = (0..channels)
+        .map(|_| 200.0 * unit(next()) - 100.0)
+        .collect();
     let values: Vec<i16> = (0..channels * samples).map(|_| next() as i16).collect();
     let stored: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
 

@@ -19,10 +19,10 @@
 //! host pads the window's bytes with zeros to a whole word) and the kernel unpacks them, so a
 //! window crosses the bus once, compact, whatever the channel and sample counts.
 
+use cubecl::bytes::Bytes;
 use cubecl::ir::{ElemType, FloatKind, UIntKind};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use cubecl::bytes::Bytes;
 use dspk_types::{DspError, DspResult, MemoryOrder, SampleFormat};
 
 use crate::args::{f32_arg, u32_arg};
@@ -177,7 +177,8 @@ fn decode_time_major(
         let c = c0 + cl;
         let s = s0 + sl;
         if k < tile_elems && c < channels && s < samples {
-            output[c * samples + s] = scale(tile[cl * pitch + sl], gains[c], offsets[c], zero, guard);
+            output[c * samples + s] =
+                scale(tile[cl * pitch + sl], gains[c], offsets[c], zero, guard);
         }
     }
 }
@@ -251,7 +252,16 @@ impl Decoder {
         gains: &[f32],
         offsets: &[f32],
     ) -> DspResult<Self> {
-        Self::build(client, channels, max_samples, format, order, gains, offsets, true)
+        Self::build(
+            client,
+            channels,
+            max_samples,
+            format,
+            order,
+            gains,
+            offsets,
+            true,
+        )
     }
 
     /// [`new`](Self::new) with or without the contraction guard (the probe compares both).
@@ -323,16 +333,29 @@ impl Decoder {
         &self.client
     }
 
+    /// The device buffer the stored bytes of a window go into (for an upload path outside
+    /// [`upload`](Self::upload); then call [`decode_uploaded`](Self::decode_uploaded)). It holds
+    /// `channels × max_samples` stored values, padded to whole 4-byte words.
+    pub fn stored_handle(&self) -> &Handle {
+        &self.stored
+    }
+
     /// Replaces the per-channel gains and offsets (one each per channel).
     pub fn set_scaling(&mut self, gains: &[f32], offsets: &[f32]) -> DspResult<()> {
         if gains.len() != self.channels {
             return Err(DspError::shape("decoder gains", self.channels, gains.len()));
         }
         if offsets.len() != self.channels {
-            return Err(DspError::shape("decoder offsets", self.channels, offsets.len()));
+            return Err(DspError::shape(
+                "decoder offsets",
+                self.channels,
+                offsets.len(),
+            ));
         }
-        self.client.write(&self.gains, Bytes::from_bytes_vec(f32_bytes(gains)));
-        self.client.write(&self.offsets, Bytes::from_bytes_vec(f32_bytes(offsets)));
+        self.client
+            .write(&self.gains, Bytes::from_bytes_vec(f32_bytes(gains)));
+        self.client
+            .write(&self.offsets, Bytes::from_bytes_vec(f32_bytes(offsets)));
         Ok(())
     }
 
@@ -352,7 +375,10 @@ impl Decoder {
         let expected = self.channels * samples * self.format.bytes();
         if stored.len() != expected {
             return Err(DspError::shape(
-                format!("stored window of {samples} samples × {} channels ({}) in bytes", self.channels, self.format),
+                format!(
+                    "stored window of {samples} samples × {} channels ({}) in bytes",
+                    self.channels, self.format
+                ),
                 expected,
                 stored.len(),
             ));
@@ -381,7 +407,10 @@ impl Decoder {
     pub fn decode_uploaded(&mut self, samples: usize) -> DspResult<DecodedWindow<'_>> {
         self.check_samples(samples)?;
         if samples == 0 {
-            return Ok(DecodedWindow { decoder: self, samples });
+            return Ok(DecodedWindow {
+                decoder: self,
+                samples,
+            });
         }
         let n = self.channels * samples;
         let words = stored_window_bytes(self.channels, samples, self.format)? as usize / 4;
@@ -412,7 +441,11 @@ impl Decoder {
                     .checked_mul(samples.div_ceil(TILE_SAMPLES))
                     .ok_or_else(|| DspError::Overflow(format!("tiles of {c} × {samples}")))?;
                 // One cube per tile: a per-row launch with tiles as rows.
-                let g = LaunchGeometry::per_row_with(&self.limits, tiles, TILE_CHANNELS * TILE_SAMPLES)?;
+                let g = LaunchGeometry::per_row_with(
+                    &self.limits,
+                    tiles,
+                    TILE_CHANNELS * TILE_SAMPLES,
+                )?;
                 decode_time_major::launch(
                     &self.client,
                     g.cube_count(),
@@ -433,7 +466,10 @@ impl Decoder {
                 );
             }
         }
-        Ok(DecodedWindow { decoder: self, samples })
+        Ok(DecodedWindow {
+            decoder: self,
+            samples,
+        })
     }
 
     fn check_samples(&self, samples: usize) -> DspResult<()> {

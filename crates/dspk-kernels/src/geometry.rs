@@ -85,9 +85,9 @@ impl LaunchGeometry {
     ) -> DspResult<Self> {
         let units = limits.units_per_cube();
         let per_channel = (samples as u64).div_ceil(u64::from(units));
-        let cubes = per_channel
-            .checked_mul(channels as u64)
-            .ok_or_else(|| DspError::Overflow(format!("{channels} channels × {samples} samples")))?;
+        let cubes = per_channel.checked_mul(channels as u64).ok_or_else(|| {
+            DspError::Overflow(format!("{channels} channels × {samples} samples"))
+        })?;
         let elements = (channels as u64).saturating_mul(samples as u64);
         Self::spread(limits, units, cubes, elements, "channel samples")
     }
@@ -132,7 +132,11 @@ impl LaunchGeometry {
             )));
         }
         let (mx, my, mz) = limits.max_cube_count;
-        let (mx, my, mz) = (u64::from(mx.max(1)), u64::from(my.max(1)), u64::from(mz.max(1)));
+        let (mx, my, mz) = (
+            u64::from(mx.max(1)),
+            u64::from(my.max(1)),
+            u64::from(mz.max(1)),
+        );
         let grid_too_small = || {
             DspError::config(format!(
                 "a launch over {elements} {what} needs {cubes} cubes of {units} units, more than \
@@ -232,7 +236,7 @@ mod cube_helpers {
     #[cube]
     fn cubes_per_channel(samples: usize) -> usize {
         let dim = CUBE_DIM as usize;
-        (samples + dim - 1) / dim
+        samples.div_ceil(dim)
     }
 
     /// The channel of this unit in a [`LaunchGeometry::channels_samples`](crate::LaunchGeometry::channels_samples) launch over rows of
@@ -274,7 +278,7 @@ mod cube_helpers {
     /// This unit's share of a row of `len` elements; `contiguous` is
     /// [`LaunchGeometry::contiguous_runs`](crate::LaunchGeometry::contiguous_runs).
     ///
-    /// ```ignore
+    /// ```text
     /// let share = row_share(len, contiguous);
     /// let mut i = share.start;
     /// while i < share.end { /* element i */ i += share.step; }
@@ -284,7 +288,7 @@ mod cube_helpers {
         let dim = CUBE_DIM as usize;
         let unit = UNIT_POS as usize;
         if comptime![contiguous] {
-            let run = (len + dim - 1) / dim;
+            let run = len.div_ceil(dim);
             let start = min(unit * run, len);
             RowShare {
                 start,

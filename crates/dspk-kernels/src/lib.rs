@@ -11,15 +11,30 @@
 //! `dspk-device`'s job), and it turns on no CubeCL runtime: the binary or test suite that
 //! links it chooses the runtimes.
 //!
-//! ```ignore
-//! let mut decoder = Decoder::new(&client, 384, schedule.max_read_samples() as usize,
-//!     SampleFormat::I16, MemoryOrder::ChannelMajor, &gains, &offsets)?;
-//! let mut stats = ChannelStatsKernel::new(&client, 384, schedule.max_read_samples() as usize)?;
-//! let mut totals = vec![ChannelStats::default(); 384];
-//! loader.stream_stored(schedule.windows(), |w, bytes| {
-//!     let window = decoder.decode(bytes, w.read_len())?;
-//!     stats.accumulate(&window, w.valid_local.clone(), &mut totals)
-//! })?;
+//! ```no_run
+//! use cubecl::client::Client;
+//! use dspk_kernels::{ChannelStats, ChannelStatsKernel, Decoder};
+//! use dspk_types::{ChunkSchedule, DspResult, MemoryOrder, RecordingSource, WindowLoader};
+//!
+//! /// Per-channel statistics of a whole recording, decoded on the device window by window.
+//! fn scan(client: &Client, source: &dyn RecordingSource) -> DspResult<Vec<ChannelStats>> {
+//!     let info = source.info();
+//!     let channels = info.channel_count();
+//!     let schedule = ChunkSchedule::full_recording(info.samples, 30_000, 64, 64)?;
+//!     let max = schedule.max_read_samples() as usize;
+//!     let gains: Vec<f32> = info.channels.iter().map(|c| c.gain).collect();
+//!     let offsets: Vec<f32> = info.channels.iter().map(|c| c.offset).collect();
+//!     // `stream_stored` hands over channel-major bytes whatever the file's order.
+//!     let order = MemoryOrder::ChannelMajor;
+//!     let mut decoder = Decoder::new(client, channels, max, info.format, order, &gains, &offsets)?;
+//!     let mut stats = ChannelStatsKernel::new(client, channels, max)?;
+//!     let mut totals = vec![ChannelStats::EMPTY; channels];
+//!     WindowLoader::new(source).stream_stored(schedule.windows(), |w, bytes| {
+//!         let window = decoder.decode(bytes, w.read_len())?;
+//!         stats.accumulate(&window, w.valid_local.clone(), &mut totals)
+//!     })?;
+//!     Ok(totals)
+//! }
 //! ```
 
 pub mod args;

@@ -43,7 +43,11 @@ pub fn max_binding_bytes(client: &Client) -> u64 {
 
 /// Bytes of the packed stored buffer of a window: `channels × samples × format.bytes()`,
 /// rounded up to whole 32-bit words.
-pub fn stored_window_bytes(channels: usize, samples: usize, format: SampleFormat) -> DspResult<u64> {
+pub fn stored_window_bytes(
+    channels: usize,
+    samples: usize,
+    format: SampleFormat,
+) -> DspResult<u64> {
     let bytes = (channels as u64)
         .checked_mul(samples as u64)
         .and_then(|n| n.checked_mul(format.bytes() as u64))

@@ -93,7 +93,9 @@ impl ChannelStats {
     /// slightly negative for a constant channel, which is clamped to 0.
     pub fn std(&self) -> f64 {
         let mean = self.mean();
-        (self.sum_sq / self.count as f64 - mean * mean).max(0.0).sqrt()
+        (self.sum_sq / self.count as f64 - mean * mean)
+            .max(0.0)
+            .sqrt()
     }
 }
 
@@ -215,7 +217,13 @@ impl ChannelStatsKernel {
         valid_local: Range<usize>,
         totals: &mut [ChannelStats],
     ) -> DspResult<()> {
-        self.accumulate_buffer(window.handle(), window.channels(), window.samples(), valid_local, totals)
+        self.accumulate_buffer(
+            window.handle(),
+            window.channels(),
+            window.samples(),
+            valid_local,
+            totals,
+        )
     }
 
     /// The statistics of `window`'s samples `valid_local`, one per channel.
@@ -240,7 +248,11 @@ impl ChannelStatsKernel {
         totals: &mut [ChannelStats],
     ) -> DspResult<()> {
         if channels != self.channels {
-            return Err(DspError::shape("statistics window channels", self.channels, channels));
+            return Err(DspError::shape(
+                "statistics window channels",
+                self.channels,
+                channels,
+            ));
         }
         if totals.len() != channels {
             return Err(DspError::shape("statistics totals", channels, totals.len()));

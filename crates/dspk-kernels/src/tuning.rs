@@ -18,7 +18,12 @@ use cubecl::prelude::*;
 /// digits, `.`, `-` and `_` replaced by `_`.
 pub fn tune_id(client: &Client) -> String {
     let identity = &client.properties().identity;
-    let raw = format!("{}-{}-{}", client.name(), identity.name, identity.fingerprint);
+    let raw = format!(
+        "{}-{}-{}",
+        client.name(),
+        identity.name,
+        identity.fingerprint
+    );
     raw.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
@@ -46,7 +51,12 @@ thread_local! {
 
 /// While alive, tuned code on this thread uses fixed choices (see the module docs). Guards
 /// nest: choices stay pinned until the last one is dropped. Not `Send`: the pin belongs to the
-/// thread that took it.
+/// thread that took it:
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// needs_send(dspk_kernels::pin_tuned_choices());
+/// ```
 #[derive(Debug)]
 #[must_use = "choices are pinned only while the guard is alive"]
 pub struct PinnedChoices {

@@ -85,7 +85,12 @@ fn units_follow_the_device_and_one_unit_planes_take_runs() {
     assert_eq!(g.cubes(), 17);
     assert!(g.contiguous_runs());
     let zero = limits((65_535, 65_535, 65_535), 0, 0);
-    assert_eq!(LaunchGeometry::elementwise_with(&zero, 10).unwrap().units_per_cube(), 1);
+    assert_eq!(
+        LaunchGeometry::elementwise_with(&zero, 10)
+            .unwrap()
+            .units_per_cube(),
+        1
+    );
 }
 
 #[test]

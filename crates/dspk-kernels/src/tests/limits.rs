@@ -8,9 +8,15 @@ fn device_elements_multiplies_and_refuses_what_32_bits_cannot_index() {
     assert_eq!(device_elements("w", &[]).unwrap(), 1);
     let err = device_elements("decoded window", &[65_536, 65_536]).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("decoded window") && text.contains("4294967296"), "{text}");
+    assert!(
+        text.contains("decoded window") && text.contains("4294967296"),
+        "{text}"
+    );
     assert!(device_elements("w", &[usize::MAX, 3]).is_err());
-    assert!(u64::from(device_elements("w", &[MAX_DEVICE_ELEMENTS as usize]).unwrap()) == MAX_DEVICE_ELEMENTS);
+    assert!(
+        u64::from(device_elements("w", &[MAX_DEVICE_ELEMENTS as usize]).unwrap())
+            == MAX_DEVICE_ELEMENTS
+    );
 }
 
 #[test]
@@ -27,7 +33,10 @@ fn the_window_that_fits_is_the_largest_that_fits() {
             check_window_fits_with(binding, channels, fit, format).unwrap();
             let err = check_window_fits_with(binding, channels, fit + 1, format).unwrap_err();
             let text = err.to_string();
-            assert!(text.contains(&format!("at most {fit} samples per window fit")), "{text}");
+            assert!(
+                text.contains(&format!("at most {fit} samples per window fit")),
+                "{text}"
+            );
             assert!(text.contains(&binding.to_string()), "{text}");
         }
     }

@@ -29,7 +29,10 @@ fn pins_nest_and_belong_to_their_thread() {
             .join()
             .unwrap();
     }
-    assert!(tuned_choices_pinned(), "dropping the inner guard keeps the outer pin");
+    assert!(
+        tuned_choices_pinned(),
+        "dropping the inner guard keeps the outer pin"
+    );
     drop(outer);
     assert!(!tuned_choices_pinned());
 }
