@@ -19,7 +19,7 @@ use crate::input::{Input, TimeOptions};
 use crate::parse::ChannelList;
 use crate::pass::{Scaling, device_pass};
 use crate::progress::Progress;
-use crate::report::exact_seconds;
+use crate::report::{exact_seconds, seconds_text};
 use crate::{Ctx, temporary_sibling};
 
 /// The options of `dspk convert` after parsing.
@@ -128,8 +128,8 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
         written as f64 / 1e6,
         sidecar.display(),
         input.label(),
-        exact_seconds(info.sample_rate.duration_for_samples(range.start)?),
-        exact_seconds(info.sample_rate.duration_for_samples(range.end)?),
+        seconds_text(info.sample_rate.duration_for_samples(range.start)?),
+        seconds_text(info.sample_rate.duration_for_samples(range.end)?),
         device.adapter_name,
         report.stored_bytes as f64 / 1e6,
         report.stored_bytes as f64 / 1e6 / wall_s,

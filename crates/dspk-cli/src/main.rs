@@ -1,5 +1,6 @@
 //! `dspk`: scan and convert extracellular recordings on a GPU (or any CubeCL runtime).
 
+mod bench;
 mod convert;
 mod devices;
 mod error;
@@ -79,6 +80,22 @@ enum Command {
     Scan(ScanArgs),
     /// Decode a recording on the device to f32 µV and write raw binary + JSON sidecar
     Convert(ConvertArgs),
+    /// The throughput table of the benchmark plan on this machine, each figure with its baseline
+    /// measured in the same run
+    #[command(after_help = "Without REC, a synthetic 384-channel int16 file of --seconds seconds is \
+written to the temporary directory for the run and removed after.")]
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// A raw binary or SpikeGLX recording to read (best page-cached); none: a synthetic file
+    #[arg(value_name = "REC")]
+    recording: Option<PathBuf>,
+
+    /// Seconds of synthetic data to write when no REC is given
+    #[arg(long, default_value_t = 20)]
+    seconds: u64,
 }
 
 /// A recording, or none for the built-in synthetic one.
@@ -281,6 +298,13 @@ fn run(cli: Cli) -> CliResult<String> {
             };
             convert::run(&ctx, &args.recording, &opts)
         }
+        Command::Bench(args) => bench::run(
+            &ctx,
+            &bench::BenchOptions {
+                recording: args.recording,
+                seconds: args.seconds,
+            },
+        ),
     }
 }
 

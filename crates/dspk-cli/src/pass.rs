@@ -7,10 +7,11 @@
 use std::time::{Duration, Instant};
 
 use cubecl::client::Client;
+use cubecl::server::Handle;
+use dspk_device::upload::Uploader;
 use dspk_kernels::{DecodedWindow, Decoder, sync};
 use dspk_types::{
     ChunkSchedule, DspResult, HaloWindow, MemoryOrder, RecordingInfo, RecordingSource, SignalUnit,
-    WindowLoader,
 };
 
 use crate::progress::Progress;
@@ -74,9 +75,11 @@ pub(crate) struct PassReport {
 /// (the owned part is `window.valid_local`). `progress` advances by each window's stored
 /// bytes.
 ///
-/// The stored bytes of window i+1 are read on a background thread while window i is on the
-/// device ([`WindowLoader::stream_stored`]); each window is uploaded once, compact, by the
-/// [`Decoder`], which is sized once for the schedule's longest window.
+/// Each window crosses to the device once, compact, in the source's own stored order
+/// ([`RecordingSource::read_stored_native`]; the decode kernel transposes a time-major window):
+/// [`Uploader`] fills a mapped staging buffer in place from several threads and queues the copy
+/// into the [`Decoder`]'s input buffer, which is sized once for the schedule's longest window.
+/// The stored bytes of window i+1 are read while the device decodes window i.
 pub(crate) fn device_pass(
     client: &Client,
     source: &dyn RecordingSource,
@@ -93,34 +96,79 @@ pub(crate) fn device_pass(
         stored_bytes: 0,
         wall: Duration::ZERO,
     };
-    if schedule.is_empty() {
+    let windows = schedule.windows();
+    if windows.is_empty() {
         return Ok(report);
     }
     let channels = info.channel_count();
-    let frame_bytes = info.frame_bytes() as u64;
+    let order = source.native_stored_order();
     let mut decoder = Decoder::new(
         client,
         channels,
         schedule.max_read_samples() as usize,
         info.format,
-        // The loader hands over stored bytes channel-major, whatever the file's order.
-        MemoryOrder::ChannelMajor,
+        order,
         &scaling.gains,
         &scaling.offsets,
     )?;
-    WindowLoader::new(source).stream_stored(schedule.windows(), |window, bytes| {
-        let decoded = decoder.decode(bytes, window.read_len())?;
+    let stored = decoder.stored_handle().clone();
+    let frame_bytes = info.frame_bytes();
+    let capacity = (schedule.max_read_samples() as usize * frame_bytes) as u64;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_FILL_THREADS));
+    let mut uploader = Uploader::new(client, capacity, threads);
+    upload_window(&mut uploader, &stored, source, order, &windows[0])?;
+    for (i, window) in windows.iter().enumerate() {
+        let decoded = decoder.decode_uploaded(window.read_len())?;
+        // Read and queue the next window while the device decodes this one.
+        if let Some(next) = windows.get(i + 1) {
+            upload_window(&mut uploader, &stored, source, order, next)?;
+        }
         on_window(window, &decoded)?;
-        let stored = window.read_len() as u64 * frame_bytes;
+        let bytes = window.read_len() as u64 * frame_bytes as u64;
         report.windows += 1;
         report.samples += window.valid_len() as u64;
-        report.stored_bytes += stored;
-        progress.advance(stored);
-        Ok(())
-    })?;
+        report.stored_bytes += bytes;
+        progress.advance(bytes);
+    }
     sync(client)?;
     report.wall = started.elapsed();
     Ok(report)
+}
+
+/// Threads that fill staging buffers at most (more gain nothing against the bus).
+const MAX_FILL_THREADS: usize = 8;
+
+/// Queues `window`'s stored bytes, in `order`, into the device buffer `stored`.
+fn upload_window(
+    uploader: &mut Uploader,
+    stored: &Handle,
+    source: &dyn RecordingSource,
+    order: MemoryOrder,
+    window: &HaloWindow,
+) -> DspResult<()> {
+    let info = source.info();
+    let n = window.read_len();
+    let frame_bytes = info.frame_bytes();
+    let start = window.read_global.start;
+    match order {
+        // A run of frames: any whole-frame piece is a sample range.
+        MemoryOrder::TimeMajor => {
+            uploader.upload(stored, n * frame_bytes, frame_bytes, |offset, piece| {
+                let first = start + (offset / frame_bytes) as u64;
+                let last = first + (piece.len() / frame_bytes) as u64;
+                source.read_stored_native(first..last, piece).map(drop)
+            })
+        }
+        // Channel runs: any whole-run piece is a range of channels.
+        MemoryOrder::ChannelMajor => {
+            let run = n * info.format.bytes();
+            uploader.upload(stored, n * frame_bytes, run, |offset, piece| {
+                let first = offset / run;
+                let chans: Vec<usize> = (first..first + piece.len() / run).collect();
+                source.read_stored(&chans, window.read_global.clone(), piece)
+            })
+        }
+    }
 }
 
 #[cfg(test)]

@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn clock_format() {
         assert_eq!(hms(RationalTime::new(60, 1).unwrap()), "0:01:00");
-        assert_eq!(hms(RationalTime::new(7447, 2).unwrap()), "2:04:03.500");
+        assert_eq!(hms(RationalTime::new(7447, 2).unwrap()), "1:02:03.500");
         assert_eq!(hms(RationalTime::new(3600 * 10 + 1, 1).unwrap()), "10:00:01");
         assert_eq!(hms(RationalTime::new(1, 3).unwrap()), "0:00:00.333");
         assert_eq!(exact_seconds(RationalTime::new(25, 2).unwrap()), "12.5");

@@ -1,0 +1,333 @@
+//! `dspk bench`: the throughput table of the benchmark plan, each figure with its baseline
+//! measured in the same run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use dspk_device::upload::Uploader;
+use dspk_device::describe;
+use dspk_kernels::{ChannelStats, ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
+use dspk_types::{
+    ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, SyntheticRecording, WindowLoader,
+};
+use serde::Serialize;
+
+use crate::error::{CliError, CliResult, Context};
+use crate::pass::{Scaling, device_pass};
+use crate::progress::Progress;
+use crate::Ctx;
+
+/// Bytes copied by the host memcpy baseline.
+const MEMCPY_BYTES: usize = 256 << 20;
+
+/// Repeats of each host figure (the median is reported).
+const REPEATS: usize = 3;
+
+/// One row of the table.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Row {
+    /// The figure's id in the benchmark plan (H1, G2, …).
+    pub(crate) id: &'static str,
+    /// What was measured.
+    pub(crate) figure: String,
+    /// The figure.
+    pub(crate) value: f64,
+    /// Its unit.
+    pub(crate) unit: &'static str,
+    /// The baseline measured in the same run.
+    pub(crate) baseline: String,
+    /// The baseline's value, in the same unit.
+    pub(crate) baseline_value: f64,
+    /// `value / baseline_value`.
+    pub(crate) ratio: f64,
+    /// The target ratio.
+    pub(crate) target: f64,
+}
+
+/// The options of `dspk bench`.
+#[derive(Debug, Clone)]
+pub(crate) struct BenchOptions {
+    /// A recording to read instead of a synthetic file written for the run.
+    pub(crate) recording: Option<PathBuf>,
+    /// Seconds of synthetic data to write when no recording is given.
+    pub(crate) seconds: u64,
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn gbs(bytes: f64, t: Duration) -> f64 {
+    bytes / t.as_secs_f64() / 1e9
+}
+
+/// Host memcpy bandwidth in GB/s, counting bytes read plus bytes written.
+fn memcpy_gbs() -> f64 {
+    let src: Vec<u8> = (0..MEMCPY_BYTES).map(|i| (i * 7 + 3) as u8).collect();
+    let mut dst = vec![1u8; MEMCPY_BYTES];
+    let mut times = Vec::new();
+    for _ in 0..=REPEATS {
+        let started = Instant::now();
+        dst.copy_from_slice(&src);
+        times.push(started.elapsed());
+        std::hint::black_box(&dst);
+    }
+    times.remove(0);
+    gbs(2.0 * MEMCPY_BYTES as f64, median(times))
+}
+
+/// A temporary directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `dspk bench`.
+pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
+    let mut rows = Vec::new();
+    let memcpy = memcpy_gbs();
+
+    // The file: the user's, or a synthetic Neuropixels-like one written for the run.
+    let _temp;
+    let path: PathBuf = match &opts.recording {
+        Some(p) => p.clone(),
+        None => {
+            let dir = std::env::temp_dir().join(format!("dspk-bench-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).context(format!("creating {}", dir.display()))?;
+            _temp = TempDir(dir.clone());
+            let synthetic = SyntheticRecording::neuropixels(opts.seconds.max(1) * 30_000)?;
+            let path = dir.join("synthetic.bin");
+            let options = dspk_io::WriteOptions {
+                format: None,
+                order: Some(MemoryOrder::TimeMajor),
+                channels: None,
+                samples: None,
+                window_samples: 30_000,
+            };
+            dspk_io::write_binary(&synthetic, &path, &options, &NoProgress)?;
+            path
+        }
+    };
+    let file: Arc<dyn RecordingSource> = dspk_io::open(&path)?.into_source();
+    let info = file.info().clone();
+    let channels = info.channel_count();
+    let second = info.sample_rate.samples_for_duration(dspk_types::RationalTime::new(1, 1)?)?;
+    let stored_total = info.samples as f64 * info.frame_bytes() as f64;
+    let values_total = info.samples as f64 * channels as f64;
+
+    // H1: every channel, channel-major f32 µV, through the window loader, page-cached file.
+    let schedule = ChunkSchedule::full_recording(info.samples, second.max(1), 0, 0)?;
+    let loader = WindowLoader::new(&*file);
+    let mut times = Vec::new();
+    for _ in 0..=REPEATS {
+        let started = Instant::now();
+        loader.stream(schedule.windows(), |_, values| {
+            std::hint::black_box(values);
+            Ok(())
+        })?;
+        times.push(started.elapsed());
+    }
+    times.remove(0);
+    let h1 = gbs(values_total * (info.format.bytes() as f64 + 4.0), median(times));
+    rows.push(Row {
+        id: "H1",
+        figure: format!("read all {channels} channels to f32 channel-major (window loader)"),
+        value: h1,
+        unit: "GB/s",
+        baseline: "host memcpy (read + write)".into(),
+        baseline_value: memcpy,
+        ratio: h1 / memcpy,
+        target: 0.30,
+    });
+
+    // The device.
+    let (_target, client) = ctx.client()?;
+    let device = describe(&client);
+    let window = second
+        .min(dspk_kernels::max_window_samples(&client, channels, info.format))
+        .max(1);
+    let g1 = decode_vs_copy(&client, channels, window as usize)?;
+    rows.push(Row {
+        id: "G1",
+        figure: format!("decode kernel, {channels} × {window} int16 → f32 (2 B + 4 B per sample)"),
+        value: g1.decode_bytes_per_s() / 1e9,
+        unit: "GB/s",
+        baseline: "device copy kernel (4 B + 4 B)".into(),
+        baseline_value: g1.copy_bytes_per_s() / 1e9,
+        ratio: g1.ratio(),
+        target: 0.6,
+    });
+
+    // G2: stored windows from the page-cached file into the device buffer, vs the copy of a
+    // filled staging buffer (the host→device ceiling of this path).
+    let schedule = ChunkSchedule::full_recording(info.samples, window, 0, 0)?;
+    let scaling = Scaling::microvolts(&info);
+    let order = file.native_stored_order();
+    let decoder = Decoder::new(
+        &client,
+        channels,
+        window as usize,
+        info.format,
+        order,
+        &scaling.gains,
+        &scaling.offsets,
+    )?;
+    let stored = decoder.stored_handle().clone();
+    let frame = info.frame_bytes();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut uploader = Uploader::new(&client, window * frame as u64, threads);
+    let copy = uploader.time_copy(&stored, window as usize * frame, 5)?;
+    let mut times = Vec::new();
+    for _ in 0..=REPEATS {
+        sync(&client)?;
+        let started = Instant::now();
+        for w in schedule.windows() {
+            let start = w.read_global.start;
+            uploader.upload(&stored, w.read_len() * frame, frame, |offset, piece| {
+                let first = start + (offset / frame) as u64;
+                let last = first + (piece.len() / frame) as u64;
+                file.read_stored_native(first..last, piece).map(drop)
+            })?;
+        }
+        uploader.wait_idle()?;
+        sync(&client)?;
+        times.push(started.elapsed());
+    }
+    times.remove(0);
+    let g2 = gbs(stored_total, median(times));
+    let (copy_gbs, copy_name) = match copy {
+        Some(t) => (gbs(window as f64 * frame as f64, t), "staging → device copy of a filled window"),
+        None => (f64::NAN, "no staging path on this runtime"),
+    };
+    rows.push(Row {
+        id: "G2",
+        figure: format!("upload of compact stored windows ({}, file → device)", if uploader.is_staged() { "mapped staging" } else { "Client::write" }),
+        value: g2,
+        unit: "GB/s",
+        baseline: copy_name.into(),
+        baseline_value: copy_gbs,
+        ratio: g2 / copy_gbs,
+        target: 0.5,
+    });
+    drop(decoder);
+    drop(uploader);
+
+    // G3: file → windows → device → decoded channel-major, end to end.
+    let mut times = Vec::new();
+    for _ in 0..=REPEATS {
+        let report = device_pass(&client, &*file, &schedule, &scaling, &Progress::hidden(), |_, _| Ok(()))?;
+        times.push(report.wall);
+    }
+    times.remove(0);
+    let g3 = gbs(stored_total, median(times));
+    let torch = pytorch_gbs(channels, window as usize);
+    rows.push(Row {
+        id: "G3",
+        figure: "end to end: file → device, decoded channel-major (int16 input)".into(),
+        value: g3,
+        unit: "GB/s",
+        baseline: match torch {
+            Some(_) => "PyTorch pinned int16 upload + decode".into(),
+            None => "PyTorch (not available here)".into(),
+        },
+        baseline_value: torch.unwrap_or(f64::NAN),
+        ratio: torch.map_or(f64::NAN, |t| g3 / t),
+        target: 1.0,
+    });
+
+    // G4: the scan pipeline (decode + statistics) on the synthetic default and on the file.
+    for (label, source) in [
+        ("synthetic default", Arc::new(SyntheticRecording::default_probe()) as Arc<dyn RecordingSource>),
+        ("raw file", file.clone()),
+    ] {
+        let sinfo = source.info().clone();
+        let schedule = ChunkSchedule::full_recording(sinfo.samples, window, 0, 0)?;
+        let scaling = Scaling::microvolts(&sinfo);
+        let mut kernel = ChannelStatsKernel::new(&client, sinfo.channel_count(), window as usize)?;
+        let mut totals = vec![ChannelStats::EMPTY; sinfo.channel_count()];
+        let report = device_pass(&client, &*source, &schedule, &scaling, &Progress::hidden(), |w, d| {
+            kernel.accumulate(d, w.valid_local.clone(), &mut totals)
+        })?;
+        let duration = sinfo.duration()?.as_seconds_f64();
+        let realtime = duration / report.wall.as_secs_f64();
+        rows.push(Row {
+            id: "G4",
+            figure: format!("scan of the {label} ({:.0} s, {} ch)", duration, sinfo.channel_count()),
+            value: realtime,
+            unit: "× real time",
+            baseline: "real time".into(),
+            baseline_value: 1.0,
+            ratio: realtime,
+            target: 500.0,
+        });
+    }
+
+    let header = format!(
+        "dspk bench on {} ({}, {} host threads); file {} ({} ch, {} samples)",
+        device.adapter_name,
+        device.runtime,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        path.display(),
+        channels,
+        info.samples
+    );
+    if ctx.json {
+        let out = serde_json::json!({ "machine": header, "rows": rows });
+        return Ok(serde_json::to_string_pretty(&out).expect("the bench table serialises"));
+    }
+    let mut text = format!("{header}\n");
+    text += &format!(
+        "{:<3} {:<70} {:>12} {:<12} {:<48} {:>12} {:>8} {:>7}\n",
+        "id", "figure", "value", "unit", "baseline (same run)", "baseline", "ratio", "target"
+    );
+    for r in &rows {
+        text += &format!(
+            "{:<3} {:<70} {:>12.3} {:<12} {:<48} {:>12.3} {:>8.3} {:>7}\n",
+            r.id, r.figure, r.value, r.unit, r.baseline, r.baseline_value, r.ratio, r.target
+        );
+    }
+    Ok(text.trim_end().to_string())
+}
+
+/// PyTorch's pinned int16 upload + decode (time-major → f32 channel-major × gain), in GB/s of
+/// int16 input, where `python3` with CUDA PyTorch exists; `None` elsewhere.
+fn pytorch_gbs(channels: usize, samples: usize) -> Option<f64> {
+    let script = format!(
+        r#"
+import time, torch
+assert torch.cuda.is_available()
+c, n, k = {channels}, {samples}, 8
+host = [torch.randint(-2000, 2000, (n, c), dtype=torch.int16).pin_memory() for _ in range(k)]
+gain = torch.rand(c, device='cuda')
+out = None
+for it in range(3):
+    torch.cuda.synchronize(); t = time.perf_counter()
+    for h in host * 4:
+        d = h.to('cuda', non_blocking=True)
+        out = (d.t().float() * gain[:, None]).contiguous()
+    torch.cuda.synchronize(); dt = time.perf_counter() - t
+print(len(host) * 4 * n * c * 2 / dt / 1e9)
+"#
+    );
+    let output = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    String::from_utf8(output.stdout).ok()?.trim().parse().ok()
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::new(e.to_string())
+    }
+}
