@@ -5,18 +5,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dspk_device::upload::Uploader;
 use dspk_device::describe;
+use dspk_device::upload::Uploader;
 use dspk_kernels::{ChannelStats, ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
 use dspk_types::{
     ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, SyntheticRecording, WindowLoader,
 };
 use serde::Serialize;
 
+use crate::Ctx;
 use crate::error::{CliError, CliResult, Context};
 use crate::pass::{Scaling, device_pass};
 use crate::progress::Progress;
-use crate::Ctx;
 
 /// Bytes copied by the host memcpy baseline.
 const MEMCPY_BYTES: usize = 256 << 20;
@@ -100,7 +100,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             let dir = std::env::temp_dir().join(format!("dspk-bench-{}", std::process::id()));
             std::fs::create_dir_all(&dir).context(format!("creating {}", dir.display()))?;
             _temp = TempDir(dir.clone());
-            let synthetic = SyntheticRecording::neuropixels(opts.seconds.max(1) * 30_000)?;
+            let synthetic = SyntheticRecording::neuropixels(opts.seconds.max(1) * 30_000);
             let path = dir.join("synthetic.bin");
             let options = dspk_io::WriteOptions {
                 format: None,
@@ -116,7 +116,9 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     let file: Arc<dyn RecordingSource> = dspk_io::open(&path)?.into_source();
     let info = file.info().clone();
     let channels = info.channel_count();
-    let second = info.sample_rate.samples_for_duration(dspk_types::RationalTime::new(1, 1)?)?;
+    let second = info
+        .sample_rate
+        .samples_for_duration(dspk_types::RationalTime::new(1, 1)?)?;
     let stored_total = info.samples as f64 * info.frame_bytes() as f64;
     let values_total = info.samples as f64 * channels as f64;
 
@@ -133,7 +135,10 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         times.push(started.elapsed());
     }
     times.remove(0);
-    let h1 = gbs(values_total * (info.format.bytes() as f64 + 4.0), median(times));
+    let h1 = gbs(
+        values_total * (info.format.bytes() as f64 + 4.0),
+        median(times),
+    );
     rows.push(Row {
         id: "H1",
         figure: format!("read all {channels} channels to f32 channel-major (window loader)"),
@@ -149,7 +154,11 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     let (_target, client) = ctx.client()?;
     let device = describe(&client);
     let window = second
-        .min(dspk_kernels::max_window_samples(&client, channels, info.format))
+        .min(dspk_kernels::max_window_samples(
+            &client,
+            channels,
+            info.format,
+        ))
         .max(1);
     let g1 = decode_vs_copy(&client, channels, window as usize)?;
     rows.push(Row {
@@ -201,12 +210,22 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     times.remove(0);
     let g2 = gbs(stored_total, median(times));
     let (copy_gbs, copy_name) = match copy {
-        Some(t) => (gbs(window as f64 * frame as f64, t), "staging → device copy of a filled window"),
+        Some(t) => (
+            gbs(window as f64 * frame as f64, t),
+            "staging → device copy of a filled window",
+        ),
         None => (f64::NAN, "no staging path on this runtime"),
     };
     rows.push(Row {
         id: "G2",
-        figure: format!("upload of compact stored windows ({}, file → device)", if uploader.is_staged() { "mapped staging" } else { "Client::write" }),
+        figure: format!(
+            "upload of compact stored windows ({}, file → device)",
+            if uploader.is_staged() {
+                "mapped staging"
+            } else {
+                "Client::write"
+            }
+        ),
         value: g2,
         unit: "GB/s",
         baseline: copy_name.into(),
@@ -220,7 +239,14 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     // G3: file → windows → device → decoded channel-major, end to end.
     let mut times = Vec::new();
     for _ in 0..=REPEATS {
-        let report = device_pass(&client, &*file, &schedule, &scaling, &Progress::hidden(), |_, _| Ok(()))?;
+        let report = device_pass(
+            &client,
+            &*file,
+            &schedule,
+            &scaling,
+            &Progress::hidden(),
+            |_, _| Ok(()),
+        )?;
         times.push(report.wall);
     }
     times.remove(0);
@@ -242,7 +268,10 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
 
     // G4: the scan pipeline (decode + statistics) on the synthetic default and on the file.
     for (label, source) in [
-        ("synthetic default", Arc::new(SyntheticRecording::default_probe()) as Arc<dyn RecordingSource>),
+        (
+            "synthetic default",
+            Arc::new(SyntheticRecording::default_probe()) as Arc<dyn RecordingSource>,
+        ),
         ("raw file", file.clone()),
     ] {
         let sinfo = source.info().clone();
@@ -250,14 +279,23 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         let scaling = Scaling::microvolts(&sinfo);
         let mut kernel = ChannelStatsKernel::new(&client, sinfo.channel_count(), window as usize)?;
         let mut totals = vec![ChannelStats::EMPTY; sinfo.channel_count()];
-        let report = device_pass(&client, &*source, &schedule, &scaling, &Progress::hidden(), |w, d| {
-            kernel.accumulate(d, w.valid_local.clone(), &mut totals)
-        })?;
+        let report = device_pass(
+            &client,
+            &*source,
+            &schedule,
+            &scaling,
+            &Progress::hidden(),
+            |w, d| kernel.accumulate(d, w.valid_local.clone(), &mut totals),
+        )?;
         let duration = sinfo.duration()?.as_seconds_f64();
         let realtime = duration / report.wall.as_secs_f64();
         rows.push(Row {
             id: "G4",
-            figure: format!("scan of the {label} ({:.0} s, {} ch)", duration, sinfo.channel_count()),
+            figure: format!(
+                "scan of the {label} ({:.0} s, {} ch)",
+                duration,
+                sinfo.channel_count()
+            ),
             value: realtime,
             unit: "× real time",
             baseline: "real time".into(),

@@ -85,10 +85,17 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     let out_info = output_info(&info, &scaling, recording);
     let mut writer = OutputFile::create(&opts.output, &out_info, opts.order)?;
     let progress = Progress::bytes("convert", len.saturating_mul(info.frame_bytes() as u64));
-    let report = device_pass(&client, &*source, &schedule, &scaling, &progress, |w, decoded| {
-        let values = decoded.to_vec()?;
-        writer.write_window(w.valid_global.start, w.read_len(), &values)
-    })?;
+    let report = device_pass(
+        &client,
+        &*source,
+        &schedule,
+        &scaling,
+        &progress,
+        |w, decoded| {
+            let values = decoded.to_vec()?;
+            writer.write_window(w.valid_global.start, w.read_len(), &values)
+        },
+    )?;
     progress.finish();
     let sidecar = writer.finish()?;
 
@@ -169,10 +176,14 @@ fn output_info(info: &RecordingInfo, scaling: &Scaling, recording: &Path) -> Rec
             unit: unit.clone(),
         })
         .collect();
-    out.metadata
-        .insert("dspk_converted_from".to_string(), recording.display().to_string());
-    out.metadata
-        .insert("dspk_source_format".to_string(), info.format.name().to_string());
+    out.metadata.insert(
+        "dspk_converted_from".to_string(),
+        recording.display().to_string(),
+    );
+    out.metadata.insert(
+        "dspk_source_format".to_string(),
+        info.format.name().to_string(),
+    );
     out
 }
 
@@ -301,7 +312,8 @@ impl OutputFile {
         let file = file
             .into_inner()
             .map_err(|e| self.io_error("cannot write", e.error()))?;
-        file.sync_all().map_err(|e| self.io_error("cannot write", &e))?;
+        file.sync_all()
+            .map_err(|e| self.io_error("cannot write", &e))?;
         drop(file);
         let sidecar = dspk_io::BinarySidecar::from_info(&self.info, self.order);
         let text = serde_json::to_string_pretty(&sidecar)

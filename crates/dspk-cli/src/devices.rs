@@ -40,7 +40,9 @@ pub(crate) fn run(ctx: &Ctx) -> CliResult<String> {
     };
     let reports: Vec<RuntimeReport> = targets.into_iter().map(report).collect();
     if ctx.json {
-        return Ok(serde_json::to_string_pretty(&reports).expect("device reports serialise") + "\n");
+        return Ok(
+            serde_json::to_string_pretty(&reports).expect("device reports serialise") + "\n",
+        );
     }
     let mut out = String::new();
     for r in &reports {
@@ -119,7 +121,13 @@ fn report(target: ComputeTarget) -> RuntimeReport {
         }
     }
     if let (Some(info), false) = (default, default_listed) {
-        r.devices.insert(0, DeviceReport { default: true, info });
+        r.devices.insert(
+            0,
+            DeviceReport {
+                default: true,
+                info,
+            },
+        );
     }
     r
 }

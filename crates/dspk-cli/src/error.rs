@@ -73,7 +73,10 @@ mod tests {
         let e = CliError::new("first\n  second\n\nthird  ");
         assert_eq!(e.to_string(), "first; second; third");
         let e: CliError = DspError::InvalidChannel { index: 9, count: 4 }.into();
-        assert_eq!(e.to_string(), "channel 9 does not exist: the recording has 4 channels");
+        assert_eq!(
+            e.to_string(),
+            "channel 9 does not exist: the recording has 4 channels"
+        );
         let r: Result<(), DspError> = Err(DspError::config("bad"));
         assert_eq!(
             r.context("--map m.toml").unwrap_err().to_string(),

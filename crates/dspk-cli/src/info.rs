@@ -71,18 +71,27 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
     };
     line("recording", input.label());
     line("name", info.name.clone());
-    line("format", format!("{kind}: {}, {}", info.format.name(), info.order.name()));
+    line(
+        "format",
+        format!("{kind}: {}, {}", info.format.name(), info.order.name()),
+    );
     line("channels", info.channel_count().to_string());
     line("rate", info.sample_rate.to_string());
     line("samples", info.samples.to_string());
     line("duration", format!("{duration} ({})", hms(duration)));
-    line("size", format!("{:.2} MB stored", stored_bytes as f64 / 1e6));
+    line(
+        "size",
+        format!("{:.2} MB stored", stored_bytes as f64 / 1e6),
+    );
     line("start time", info.start_time.to_string());
     for (i, g) in gain_lines(&groups).into_iter().enumerate() {
         line(if i == 0 { "gains" } else { "" }, g);
     }
     if let Origin::Synthetic { dead, noisy } = &input.origin {
-        line("planted", format!("dead {}; noisy {}", index_list(dead), index_list(noisy)));
+        line(
+            "planted",
+            format!("dead {}; noisy {}", index_list(dead), index_list(noisy)),
+        );
     }
     let metadata = &info.metadata;
     line("metadata", format!("{} entries", metadata.len()));
@@ -90,7 +99,13 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
         line("", format!("{k} = {}", shorten(v)));
     }
     if metadata.len() > METADATA_SHOWN {
-        line("", format!("… {} more (--json lists all)", metadata.len() - METADATA_SHOWN));
+        line(
+            "",
+            format!(
+                "… {} more (--json lists all)",
+                metadata.len() - METADATA_SHOWN
+            ),
+        );
     }
     for w in &input.warnings {
         line("warning", w.clone());

@@ -146,10 +146,11 @@ impl TimeOptions {
             Some(t) => index(t, "--start")?,
             None => 0,
         };
-        if start >= total && self.start.is_some() {
+        if let Some(t) = &self.start
+            && start >= total
+        {
             return Err(CliError::new(format!(
-                "--start {} is at or past the end of the recording ({})",
-                self.start.expect("checked above"),
+                "--start {t} is at or past the end of the recording ({})",
                 describe_total()
             )));
         }
@@ -173,8 +174,10 @@ impl TimeOptions {
         if end < start {
             return Err(CliError::new(format!(
                 "--end ({}) is before --start ({})",
-                self.end.map_or_else(|| format!("sample {end}"), |t| t.to_string()),
-                self.start.map_or_else(|| format!("sample {start}"), |t| t.to_string()),
+                self.end
+                    .map_or_else(|| format!("sample {end}"), |t| t.to_string()),
+                self.start
+                    .map_or_else(|| format!("sample {start}"), |t| t.to_string()),
             )));
         }
         if end == start {
@@ -196,7 +199,14 @@ mod tests {
 
     fn info(rate: &str, samples: u64) -> RecordingInfo {
         let rate: SampleRate = rate.parse().unwrap();
-        RecordingInfo::new("r", 2, samples, rate, SampleFormat::I16, MemoryOrder::TimeMajor)
+        RecordingInfo::new(
+            "r",
+            2,
+            samples,
+            rate,
+            SampleFormat::I16,
+            MemoryOrder::TimeMajor,
+        )
     }
 
     fn opts(start: Option<&str>, end: Option<&str>, duration: Option<&str>) -> TimeOptions {
@@ -212,17 +222,32 @@ mod tests {
     fn ranges() {
         let i = info("30000", 1_800_000);
         assert_eq!(opts(None, None, None).range(&i).unwrap(), 0..1_800_000);
-        assert_eq!(opts(Some("1.5"), Some("2"), None).range(&i).unwrap(), 45_000..60_000);
-        assert_eq!(opts(Some("100smp"), None, Some("0.01")).range(&i).unwrap(), 100..400);
-        assert_eq!(opts(Some("59"), None, Some("10")).range(&i).unwrap(), 1_770_000..1_800_000);
-        assert_eq!(opts(None, Some("1:00"), None).range(&i).unwrap(), 0..1_800_000);
+        assert_eq!(
+            opts(Some("1.5"), Some("2"), None).range(&i).unwrap(),
+            45_000..60_000
+        );
+        assert_eq!(
+            opts(Some("100smp"), None, Some("0.01")).range(&i).unwrap(),
+            100..400
+        );
+        assert_eq!(
+            opts(Some("59"), None, Some("10")).range(&i).unwrap(),
+            1_770_000..1_800_000
+        );
+        assert_eq!(
+            opts(None, Some("1:00"), None).range(&i).unwrap(),
+            0..1_800_000
+        );
     }
 
     #[test]
     fn bad_ranges_are_one_line() {
         let i = info("30000", 1_800_000);
         let cases = [
-            (opts(Some("2"), Some("1"), None), "--end (1 s) is before --start (2 s)"),
+            (
+                opts(Some("2"), Some("1"), None),
+                "--end (1 s) is before --start (2 s)",
+            ),
             (opts(Some("1"), Some("1"), None), "selects no samples"),
             (opts(None, Some("61"), None), "past the end"),
             (opts(Some("60"), None, None), "at or past the end"),

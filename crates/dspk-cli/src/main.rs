@@ -82,8 +82,10 @@ enum Command {
     Convert(ConvertArgs),
     /// The throughput table of the benchmark plan on this machine, each figure with its baseline
     /// measured in the same run
-    #[command(after_help = "Without REC, a synthetic 384-channel int16 file of --seconds seconds is \
-written to the temporary directory for the run and removed after.")]
+    #[command(
+        after_help = "Without REC, a synthetic 384-channel int16 file of --seconds seconds is \
+written to the temporary directory for the run and removed after."
+    )]
     Bench(BenchArgs),
 }
 
@@ -285,7 +287,11 @@ fn run(cli: Cli) -> CliResult<String> {
         Command::Convert(args) => {
             let opts = convert::ConvertOptions {
                 time: args.time.parse()?,
-                channels: args.channels.as_deref().map(ChannelList::parse).transpose()
+                channels: args
+                    .channels
+                    .as_deref()
+                    .map(ChannelList::parse)
+                    .transpose()
                     .context("--channels")?,
                 map: args.map,
                 output: args.output,

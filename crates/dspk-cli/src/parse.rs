@@ -35,12 +35,15 @@ impl TimeSpec {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(invalid());
             }
-            return digits.parse().map(TimeSpec::Samples).map_err(|_| {
-                DspError::config(format!("'{text}' is too large a sample index"))
-            });
+            return digits
+                .parse()
+                .map(TimeSpec::Samples)
+                .map_err(|_| DspError::config(format!("'{text}' is too large a sample index")));
         }
         if t.contains(':') {
-            return parse_clock(t).ok_or_else(invalid).and_then(|r| r.map(TimeSpec::Seconds));
+            return parse_clock(t)
+                .ok_or_else(invalid)
+                .and_then(|r| r.map(TimeSpec::Seconds));
         }
         // RationalTime takes "12.5", "1/3", "12.5s"; a sign or exponent it refuses.
         t.parse::<RationalTime>()
@@ -49,10 +52,10 @@ impl TimeSpec {
     }
 
     /// The sample index this time names at `rate` (the sample at or before a time in seconds).
-    pub(crate) fn to_sample_index(&self, rate: SampleRate) -> DspResult<u64> {
+    pub(crate) fn to_sample_index(self, rate: SampleRate) -> DspResult<u64> {
         match self {
             TimeSpec::Seconds(t) => t.to_sample_index(rate),
-            TimeSpec::Samples(n) => Ok(*n),
+            TimeSpec::Samples(n) => Ok(n),
         }
     }
 }
@@ -85,10 +88,7 @@ fn parse_clock(t: &str) -> Option<DspResult<RationalTime>> {
     if parts.len() == 3 && minutes >= 60 {
         return None;
     }
-    let seconds_ok = seconds
-        .bytes()
-        .next()
-        .is_some_and(|b| b.is_ascii_digit())
+    let seconds_ok = seconds.bytes().next().is_some_and(|b| b.is_ascii_digit())
         && seconds.bytes().all(|b| b.is_ascii_digit() || b == b'.');
     if !seconds_ok {
         return None;
@@ -127,7 +127,9 @@ impl ChannelList {
         let index = |item: &str| -> DspResult<usize> {
             let item = item.trim();
             if item.is_empty() || !item.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(invalid(format!("has '{item}' where a channel index belongs")));
+                return Err(invalid(format!(
+                    "has '{item}' where a channel index belongs"
+                )));
             }
             item.parse()
                 .map_err(|_| invalid(format!("has an index too large: {item}")))
@@ -210,18 +212,35 @@ mod tests {
         assert_eq!(TimeSpec::parse("100:00:00").unwrap(), secs(360_000, 1));
         // Minutes may exceed 59 in m:s form (90:00 is an hour and a half).
         assert_eq!(TimeSpec::parse("90:00").unwrap(), secs(5400, 1));
-        for bad in ["1:60:00", "1:00:60", "1:2:3:4", ":30", "1:", "1:-2", "a:00", "1:0x1"] {
+        for bad in [
+            "1:60:00", "1:00:60", "1:2:3:4", ":30", "1:", "1:-2", "a:00", "1:0x1",
+        ] {
             assert!(TimeSpec::parse(bad).is_err(), "{bad} accepted");
         }
     }
 
     #[test]
     fn sample_indices() {
-        assert_eq!(TimeSpec::parse("375000smp").unwrap(), TimeSpec::Samples(375_000));
-        assert_eq!(TimeSpec::parse("375000samples").unwrap(), TimeSpec::Samples(375_000));
+        assert_eq!(
+            TimeSpec::parse("375000smp").unwrap(),
+            TimeSpec::Samples(375_000)
+        );
+        assert_eq!(
+            TimeSpec::parse("375000samples").unwrap(),
+            TimeSpec::Samples(375_000)
+        );
         assert_eq!(TimeSpec::parse("0smp").unwrap(), TimeSpec::Samples(0));
-        assert_eq!(TimeSpec::parse("375000 smp").unwrap(), TimeSpec::Samples(375_000));
-        for bad in ["smp", "1.5smp", "-1smp", "99999999999999999999999smp", "1e3smp"] {
+        assert_eq!(
+            TimeSpec::parse("375000 smp").unwrap(),
+            TimeSpec::Samples(375_000)
+        );
+        for bad in [
+            "smp",
+            "1.5smp",
+            "-1smp",
+            "99999999999999999999999smp",
+            "1e3smp",
+        ] {
             assert!(TimeSpec::parse(bad).is_err(), "{bad} accepted");
         }
     }
@@ -238,20 +257,46 @@ mod tests {
     #[test]
     fn seconds_become_sample_indices_exactly() {
         let rate = SampleRate::from_ratio(30_000, 1).unwrap();
-        assert_eq!(TimeSpec::parse("12.5").unwrap().to_sample_index(rate).unwrap(), 375_000);
-        assert_eq!(TimeSpec::parse("375000smp").unwrap().to_sample_index(rate).unwrap(), 375_000);
+        assert_eq!(
+            TimeSpec::parse("12.5")
+                .unwrap()
+                .to_sample_index(rate)
+                .unwrap(),
+            375_000
+        );
+        assert_eq!(
+            TimeSpec::parse("375000smp")
+                .unwrap()
+                .to_sample_index(rate)
+                .unwrap(),
+            375_000
+        );
         // A calibrated SpikeGLX-like rate: floor(t * rate) exactly.
         let odd: SampleRate = "29999.4325".parse().unwrap();
-        assert_eq!(TimeSpec::parse("10").unwrap().to_sample_index(odd).unwrap(), 299_994);
-        assert_eq!(TimeSpec::parse("1:00").unwrap().to_sample_index(odd).unwrap(), 1_799_965);
+        assert_eq!(
+            TimeSpec::parse("10").unwrap().to_sample_index(odd).unwrap(),
+            299_994
+        );
+        assert_eq!(
+            TimeSpec::parse("1:00")
+                .unwrap()
+                .to_sample_index(odd)
+                .unwrap(),
+            1_799_965
+        );
         // Every sample's own exact time maps back to it.
         let mut seed = 0x5eed_u64;
         for _ in 0..1000 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let i = seed >> 24;
             let t = RationalTime::from_samples(i, odd).unwrap();
             let text = t.to_string();
-            let back = TimeSpec::parse(&text).unwrap().to_sample_index(odd).unwrap();
+            let back = TimeSpec::parse(&text)
+                .unwrap()
+                .to_sample_index(odd)
+                .unwrap();
             assert_eq!(back, i, "seed {seed}: {text}");
         }
     }
@@ -260,8 +305,14 @@ mod tests {
     fn channel_lists() {
         let list = ChannelList::parse("0:5,100,383").unwrap();
         assert_eq!(list.resolve(384).unwrap(), vec![0, 1, 2, 3, 4, 5, 100, 383]);
-        assert_eq!(ChannelList::parse(" 7 , 2:3 ").unwrap().resolve(8).unwrap(), vec![7, 2, 3]);
-        assert_eq!(ChannelList::parse("4:4").unwrap().resolve(5).unwrap(), vec![4]);
+        assert_eq!(
+            ChannelList::parse(" 7 , 2:3 ").unwrap().resolve(8).unwrap(),
+            vec![7, 2, 3]
+        );
+        assert_eq!(
+            ChannelList::parse("4:4").unwrap().resolve(5).unwrap(),
+            vec![4]
+        );
     }
 
     #[test]
@@ -270,12 +321,25 @@ mod tests {
             let err = ChannelList::parse(bad).unwrap_err().to_string();
             assert!(err.contains("0:5,100,383"), "{bad}: {err}");
         }
-        let err = ChannelList::parse("0:384").unwrap().resolve(384).unwrap_err();
-        assert_eq!(err, DspError::InvalidChannel { index: 384, count: 384 });
+        let err = ChannelList::parse("0:384")
+            .unwrap()
+            .resolve(384)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            DspError::InvalidChannel {
+                index: 384,
+                count: 384
+            }
+        );
         // A huge range is refused before anything is allocated for it.
         let huge = format!("0:{}", usize::MAX);
         assert!(ChannelList::parse(&huge).unwrap().resolve(384).is_err());
-        let err = ChannelList::parse("1:3,2").unwrap().resolve(10).unwrap_err().to_string();
+        let err = ChannelList::parse("1:3,2")
+            .unwrap()
+            .resolve(10)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("channel 2 twice"), "{err}");
     }
 }

@@ -89,7 +89,10 @@ pub(crate) fn gain_lines(groups: &[GainGroup]) -> Vec<String> {
                 format!(" + {}{per}", g.offset)
             };
             let plural = if g.channels == 1 { "" } else { "s" };
-            format!("{}{per} per count{offset} ({} channel{plural})", g.gain, g.channels)
+            format!(
+                "{}{per} per count{offset} ({} channel{plural})",
+                g.gain, g.channels
+            )
         })
         .collect()
 }
@@ -115,12 +118,18 @@ mod tests {
     fn clock_format() {
         assert_eq!(hms(RationalTime::new(60, 1).unwrap()), "0:01:00");
         assert_eq!(hms(RationalTime::new(7447, 2).unwrap()), "1:02:03.500");
-        assert_eq!(hms(RationalTime::new(3600 * 10 + 1, 1).unwrap()), "10:00:01");
+        assert_eq!(
+            hms(RationalTime::new(3600 * 10 + 1, 1).unwrap()),
+            "10:00:01"
+        );
         assert_eq!(hms(RationalTime::new(1, 3).unwrap()), "0:00:00.333");
         assert_eq!(exact_seconds(RationalTime::new(25, 2).unwrap()), "12.5");
         assert_eq!(exact_seconds(RationalTime::new(1, 3).unwrap()), "1/3");
         assert_eq!(seconds_text(RationalTime::new(25, 2).unwrap()), "12.5 s");
-        assert_eq!(seconds_text(RationalTime::new(49, 30).unwrap()), "≈1.633333 s");
+        assert_eq!(
+            seconds_text(RationalTime::new(49, 30).unwrap()),
+            "≈1.633333 s"
+        );
     }
 
     #[test]

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use dspk_device::describe;
 use dspk_kernels::{ChannelStats, ChannelStatsKernel, max_window_samples};
-use dspk_types::{
-    ChannelMask, ChunkSchedule, RationalTime, RecordingSource, SlicedRecording,
-};
+use dspk_types::{ChannelMask, ChunkSchedule, RationalTime, RecordingSource, SlicedRecording};
 use serde::Serialize;
 use serde_json::json;
 
@@ -95,7 +93,8 @@ pub(crate) fn classify(stats: &[ChannelStats]) -> Classification {
     let median_std = median(&live);
     let deviations: Vec<f64> = live.iter().map(|s| (s - median_std).abs()).collect();
     let mad = median(&deviations);
-    let noisy_threshold = (median_std + NOISY_MADS * MAD_TO_STD * mad).max(NOISY_RATIO * median_std);
+    let noisy_threshold =
+        (median_std + NOISY_MADS * MAD_TO_STD * mad).max(NOISY_RATIO * median_std);
     let flags = stds
         .iter()
         .zip(&dead)
@@ -156,7 +155,11 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let source: Arc<dyn RecordingSource> = if range == (0..info.samples) {
         input.source.clone()
     } else {
-        Arc::new(SlicedRecording::new(input.source.clone(), range.clone(), None)?)
+        Arc::new(SlicedRecording::new(
+            input.source.clone(),
+            range.clone(),
+            None,
+        )?)
     };
     let channels = info.channel_count();
     let len = range.end - range.start;
@@ -179,10 +182,17 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let mut totals = vec![ChannelStats::EMPTY; channels];
 
     let progress = Progress::bytes("scan", len.saturating_mul(info.frame_bytes() as u64));
-    let report = device_pass(&client, &*source, &schedule, &scaling, &progress, |w, decoded| {
-        // Halos are 0 here, but only the owned part counts: every sample once.
-        kernel.accumulate(decoded, w.valid_local.clone(), &mut totals)
-    })?;
+    let report = device_pass(
+        &client,
+        &*source,
+        &schedule,
+        &scaling,
+        &progress,
+        |w, decoded| {
+            // Halos are 0 here, but only the owned part counts: every sample once.
+            kernel.accumulate(decoded, w.valid_local.clone(), &mut totals)
+        },
+    )?;
     progress.finish();
 
     let class = classify(&totals);
@@ -276,7 +286,10 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     );
     let common = scaling.common_unit().map(unit_name);
     table(&mut out, &rows, common.as_deref());
-    let unit = common.as_deref().map(|u| format!(" {u}")).unwrap_or_default();
+    let unit = common
+        .as_deref()
+        .map(|u| format!(" {u}"))
+        .unwrap_or_default();
     let _ = writeln!(out, "dead:  {} ({} flat)", index_list(&dead), dead.len());
     let _ = writeln!(
         out,
@@ -305,7 +318,12 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
 
 /// The per-channel table; flagged rows end in `<< DEAD` / `<< NOISY`.
 fn table(out: &mut String, rows: &[ChannelRow<'_>], common_unit: Option<&str>) {
-    let name_width = rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(4).max(4);
+    let name_width = rows
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .max(4);
     let unit_head = common_unit.map(|u| format!(" ({u})")).unwrap_or_default();
     let _ = write!(
         out,
@@ -375,9 +393,15 @@ mod tests {
     #[test]
     fn a_uniform_probe_flags_nothing() {
         let seed = 0xfeed_u64;
-        let stats: Vec<ChannelStats> = (0..384).map(|c| channel(seed + c, 3000, 0.0, 10.0)).collect();
+        let stats: Vec<ChannelStats> = (0..384)
+            .map(|c| channel(seed + c, 3000, 0.0, 10.0))
+            .collect();
         let c = classify(&stats);
-        assert!(c.flags.iter().all(Option::is_none), "seed {seed}: {:?}", c.flags);
+        assert!(
+            c.flags.iter().all(Option::is_none),
+            "seed {seed}: {:?}",
+            c.flags
+        );
     }
 
     #[test]

@@ -62,7 +62,12 @@ fn scratch(name: &str) -> PathBuf {
 fn listing(dir: &Path) -> BTreeSet<String> {
     std::fs::read_dir(dir)
         .expect("list the scratch directory")
-        .map(|e| e.expect("a directory entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("a directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect()
 }
 
@@ -79,7 +84,10 @@ fn runtimes() -> Vec<ComputeTarget> {
         } else if target.required_by_tests() {
             panic!("{target} is required by DSPK_TEST_RUNTIMES but has no usable device: {entry}");
         } else {
-            eprintln!("SKIP dspk-cli tests on {target}: no usable device ({})", entry["error"]);
+            eprintln!(
+                "SKIP dspk-cli tests on {target}: no usable device ({})",
+                entry["error"]
+            );
         }
     }
     usable
@@ -171,13 +179,27 @@ fn scan_writes_the_mask_and_ends_with_throughput() {
         let lines: Vec<&str> = out.lines().collect();
         let last = lines.last().expect("output");
         assert!(last.starts_with("throughput:"), "{last}");
-        assert!(last.contains("MB/s") && last.contains("× real time"), "{last}");
+        assert!(
+            last.contains("MB/s") && last.contains("× real time"),
+            "{last}"
+        );
         // One row per channel, the planted ones marked.
         let rows: Vec<&&str> = lines.iter().filter(|l| l.contains("<<")).collect();
         assert_eq!(rows.len(), 4, "{out}");
-        assert!(lines.iter().any(|l| l.trim_start().starts_with("190 ") && l.ends_with("<< DEAD")));
-        assert!(lines.iter().any(|l| l.trim_start().starts_with("301 ") && l.ends_with("<< NOISY")));
-        assert!(out.contains("samples 45000..49000 (1.5 s to ≈1.633333 s)"), "{out}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.trim_start().starts_with("190 ") && l.ends_with("<< DEAD"))
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.trim_start().starts_with("301 ") && l.ends_with("<< NOISY"))
+        );
+        assert!(
+            out.contains("samples 45000..49000 (1.5 s to ≈1.633333 s)"),
+            "{out}"
+        );
     }
 }
 
@@ -233,16 +255,34 @@ fn convert_then_info_round_trips() {
         let pairs: Vec<String> = (0..16)
             .map(|o| format!("{{ from = {}, to = {o}, name = \"m{o}\" }}", 15 - o))
             .collect();
-        std::fs::write(&map_path, format!("[remap]\nbase = 0\npairs = [{}]\n", pairs.join(", ")))
-            .unwrap();
+        std::fs::write(
+            &map_path,
+            format!("[remap]\nbase = 0\npairs = [{}]\n", pairs.join(", ")),
+        )
+        .unwrap();
 
         for order in ["channel-major", "time-major"] {
             let out_path = dir.join(format!("out-{order}.bin"));
             let report = json(&[
-                "--runtime", rt, "convert", rec_s, "-o", out_path.to_str().unwrap(),
-                "--map", map_path.to_str().unwrap(), "--channels", "0:3,9",
-                "--start", "0.01", "--end", "2500smp", "--order", order,
-                "--window-samples", "700", "--json",
+                "--runtime",
+                rt,
+                "convert",
+                rec_s,
+                "-o",
+                out_path.to_str().unwrap(),
+                "--map",
+                map_path.to_str().unwrap(),
+                "--channels",
+                "0:3,9",
+                "--start",
+                "0.01",
+                "--end",
+                "2500smp",
+                "--order",
+                order,
+                "--window-samples",
+                "700",
+                "--json",
             ]);
             // 0.01 s at 29999.4325 Hz: sample floor(299.994325) = 299.
             assert_eq!(report["start_sample"], 299);
@@ -292,9 +332,13 @@ fn convert_then_info_round_trips() {
         }
         let files = listing(&dir);
         let want: BTreeSet<String> = [
-            "rec.bin", "rec.bin.json", "map.toml",
-            "out-channel-major.bin", "out-channel-major.bin.json",
-            "out-time-major.bin", "out-time-major.bin.json",
+            "rec.bin",
+            "rec.bin.json",
+            "map.toml",
+            "out-channel-major.bin",
+            "out-channel-major.bin.json",
+            "out-time-major.bin",
+            "out-time-major.bin.json",
         ]
         .into_iter()
         .map(String::from)
@@ -308,14 +352,32 @@ fn convert_then_info_round_trips() {
 fn fails_with_one_line(args: &[&str], wanted: &str) -> String {
     let out = dspk(args);
     let err = text(&out.stderr);
-    assert!(!out.status.success(), "dspk {args:?} succeeded: {}", text(&out.stdout));
+    assert!(
+        !out.status.success(),
+        "dspk {args:?} succeeded: {}",
+        text(&out.stdout)
+    );
     assert_eq!(out.status.code(), Some(1), "dspk {args:?}: {err}");
     let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "dspk {args:?}: stderr is not one line:\n{err}");
+    assert_eq!(
+        lines.len(),
+        1,
+        "dspk {args:?}: stderr is not one line:\n{err}"
+    );
     assert!(lines[0].starts_with("error: "), "dspk {args:?}: {err}");
-    assert!(lines[0].contains(wanted), "dspk {args:?}: {err} (wanted '{wanted}')");
-    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
-    assert!(out.stdout.is_empty(), "dspk {args:?} printed {}", text(&out.stdout));
+    assert!(
+        lines[0].contains(wanted),
+        "dspk {args:?}: {err} (wanted '{wanted}')"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "dspk {args:?} printed {}",
+        text(&out.stdout)
+    );
     lines[0].to_string()
 }
 
@@ -329,34 +391,72 @@ fn errors_are_one_line_and_leave_no_output() {
     let missing = dir.join("missing.bin");
     let missing_map = dir.join("missing.toml");
     let bad_map = dir.join("bad.toml");
-    std::fs::write(&bad_map, "[remap]\nbase = 0\npairs = [{ from = 0, to = 0 }, { from = 0, to = 1 }]\n")
-        .unwrap();
+    std::fs::write(
+        &bad_map,
+        "[remap]\nbase = 0\npairs = [{ from = 0, to = 0 }, { from = 0, to = 1 }]\n",
+    )
+    .unwrap();
     let before = listing(&dir);
 
-    fails_with_one_line(&["--runtime", "bogus", "scan"], "unknown compute runtime 'bogus'");
-    fails_with_one_line(&["--runtime", "bogus", "convert", rec, "-o", out_s], "--runtime");
+    fails_with_one_line(
+        &["--runtime", "bogus", "scan"],
+        "unknown compute runtime 'bogus'",
+    );
+    fails_with_one_line(
+        &["--runtime", "bogus", "convert", rec, "-o", out_s],
+        "--runtime",
+    );
     let e = fails_with_one_line(&["info", missing.to_str().unwrap()], "missing.bin");
     assert!(e.contains("no such file"), "{e}");
-    fails_with_one_line(&["convert", missing.to_str().unwrap(), "-o", out_s], "missing.bin");
     fails_with_one_line(
-        &["convert", rec, "-o", out_s, "--map", missing_map.to_str().unwrap()],
+        &["convert", missing.to_str().unwrap(), "-o", out_s],
+        "missing.bin",
+    );
+    fails_with_one_line(
+        &[
+            "convert",
+            rec,
+            "-o",
+            out_s,
+            "--map",
+            missing_map.to_str().unwrap(),
+        ],
         "missing.toml",
     );
     fails_with_one_line(
-        &["convert", rec, "-o", out_s, "--map", bad_map.to_str().unwrap()],
+        &[
+            "convert",
+            rec,
+            "-o",
+            out_s,
+            "--map",
+            bad_map.to_str().unwrap(),
+        ],
         "bad.toml",
     );
     let e = fails_with_one_line(
-        &["convert", rec, "-o", out_s, "--start", "0.05", "--end", "0.01"],
+        &[
+            "convert", rec, "-o", out_s, "--start", "0.05", "--end", "0.01",
+        ],
         "--end",
     );
     assert!(e.contains("before --start"), "{e}");
     fails_with_one_line(&["scan", "--start", "2", "--end", "1"], "before --start");
-    fails_with_one_line(&["convert", rec, "-o", out_s, "--channels", "0:16"], "channel 16");
-    fails_with_one_line(&["convert", rec, "-o", out_s, "--start", "12.5ms"], "375000smp");
+    fails_with_one_line(
+        &["convert", rec, "-o", out_s, "--channels", "0:16"],
+        "channel 16",
+    );
+    fails_with_one_line(
+        &["convert", rec, "-o", out_s, "--start", "12.5ms"],
+        "375000smp",
+    );
     fails_with_one_line(&["convert", rec, "-o", rec], "overwrite");
     let mut with_env = Command::new(env!("CARGO_BIN_EXE_dspk"));
-    let env_out = with_env.args(["info"]).env("DSPK_RUNTIME", "nonsense").output().unwrap();
+    let env_out = with_env
+        .args(["info"])
+        .env("DSPK_RUNTIME", "nonsense")
+        .output()
+        .unwrap();
     assert!(!env_out.status.success());
     assert!(text(&env_out.stderr).starts_with("error: DSPK_RUNTIME: unknown compute runtime"));
 
@@ -368,14 +468,20 @@ fn devices_json_parses() {
     let report = json(&["devices", "--json"]);
     let entries = report.as_array().expect("an array");
     assert_eq!(entries.len(), 4);
-    let names: Vec<&str> = entries.iter().map(|e| e["runtime"].as_str().unwrap()).collect();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["runtime"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["wgpu", "cuda", "hip", "cpu"]);
     for e in entries {
         let target: ComputeTarget = e["runtime"].as_str().unwrap().parse().unwrap();
         assert_eq!(e["compiled_in"], target.is_available());
         if e["usable"] == Value::Bool(true) {
             let devices = e["devices"].as_array().unwrap();
-            assert!(devices.iter().any(|d| d["default"] == Value::Bool(true)), "{e}");
+            assert!(
+                devices.iter().any(|d| d["default"] == Value::Bool(true)),
+                "{e}"
+            );
             for d in devices {
                 assert!(d["max_storage_binding_bytes"].as_u64().unwrap() > 0, "{d}");
                 assert!(!d["adapter_name"].as_str().unwrap().is_empty());
@@ -405,7 +511,13 @@ fn info_describes_the_synthetic_recording() {
 #[test]
 fn help_shows_examples_and_the_time_syntax() {
     let help = ok(&["--help"]);
-    for wanted in ["Examples:", "375000smp", "1:02:03.5", "0:5,100,383", "DSPK_RUNTIME"] {
+    for wanted in [
+        "Examples:",
+        "375000smp",
+        "1:02:03.5",
+        "0:5,100,383",
+        "DSPK_RUNTIME",
+    ] {
         assert!(help.contains(wanted), "--help lacks {wanted}:\n{help}");
     }
 }
