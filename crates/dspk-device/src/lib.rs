@@ -35,6 +35,7 @@ mod check;
 mod config;
 mod info;
 mod registry;
+pub mod upload;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -213,6 +214,8 @@ fn open_new(device: &Device, target: ComputeTarget) -> Result<Opened, ComputeErr
                 adapter: None,
                 #[cfg(feature = "wgpu")]
                 wgpu_device: None,
+                #[cfg(feature = "wgpu")]
+                wgpu_queue: None,
             })
         }
     }
@@ -246,6 +249,7 @@ fn open_wgpu(device: &cubecl::device::WgpuDevice) -> Result<Opened, ComputeError
             client,
             adapter: None,
             wgpu_device: None,
+            wgpu_queue: None,
         });
     }
     let options = RuntimeOptions::try_default().map_err(|e| failure(e.to_string()))?;
@@ -261,12 +265,14 @@ fn open_wgpu(device: &cubecl::device::WgpuDevice) -> Result<Opened, ComputeError
                 backend: Some(format!("{:?}", info.backend).to_ascii_lowercase()),
             };
             let wgpu_device = setup.device.clone();
+            let wgpu_queue = setup.queue.clone();
             drop(setup);
             let client = client_or_panic_reason(&whole).map_err(failure)?;
             Ok(Opened {
                 client,
                 adapter: Some(adapter),
                 wgpu_device: Some(wgpu_device),
+                wgpu_queue: Some(wgpu_queue),
             })
         }
         // Already registered, by the embedding application or an earlier lazy client.
@@ -276,6 +282,7 @@ fn open_wgpu(device: &cubecl::device::WgpuDevice) -> Result<Opened, ComputeError
                 client,
                 adapter: None,
                 wgpu_device: None,
+                wgpu_queue: None,
             })
         }
         Err(

@@ -38,6 +38,9 @@ struct Entry {
     /// The wgpu device, kept to destroy it explicitly once its runner has stopped.
     #[cfg(feature = "wgpu")]
     wgpu_device: Option<cubecl::wgpu::wgpu::Device>,
+    /// The wgpu queue of that device, for dspk's own transfers ([`crate::upload`]).
+    #[cfg(feature = "wgpu")]
+    wgpu_queue: Option<cubecl::wgpu::wgpu::Queue>,
 }
 
 /// What [`crate::open`] hands over for a device it opened.
@@ -49,6 +52,9 @@ pub(crate) struct Opened {
     /// The wgpu device, if dspk created it.
     #[cfg(feature = "wgpu")]
     pub wgpu_device: Option<cubecl::wgpu::wgpu::Device>,
+    /// Its queue, if dspk created it.
+    #[cfg(feature = "wgpu")]
+    pub wgpu_queue: Option<cubecl::wgpu::wgpu::Queue>,
 }
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -95,6 +101,8 @@ pub(crate) fn record(device: Device, target: ComputeTarget, opened: &mut Opened)
         adapter: opened.adapter.clone(),
         #[cfg(feature = "wgpu")]
         wgpu_device: opened.wgpu_device.take(),
+        #[cfg(feature = "wgpu")]
+        wgpu_queue: opened.wgpu_queue.take(),
     };
     REGISTRY.lock().push(entry);
     dspk_exit::register_exit_handler(exit_handler);
@@ -109,6 +117,20 @@ pub(crate) fn adapter_of(client: &Client) -> Option<AdapterRecord> {
         .iter()
         .find(|e| e.runner_id == runner && e.target == runtime)
         .and_then(|e| e.adapter.clone())
+}
+
+/// The wgpu device and queue behind `client`, where dspk created them.
+#[cfg(feature = "wgpu")]
+pub(crate) fn wgpu_handles_of(
+    client: &Client,
+) -> Option<(cubecl::wgpu::wgpu::Device, cubecl::wgpu::wgpu::Queue)> {
+    let runner = client.service_id().device;
+    let runtime = crate::info::runtime_of_client(client);
+    REGISTRY
+        .lock()
+        .iter()
+        .find(|e| e.runner_id == runner && e.target == runtime)
+        .and_then(|e| Some((e.wgpu_device.clone()?, e.wgpu_queue.clone()?)))
 }
 
 /// The devices dspk has open, in the order they were opened.
