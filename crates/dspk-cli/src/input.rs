@@ -96,20 +96,24 @@ impl Input {
     }
 }
 
-/// Opens a recording file in any format dspk-io reads.
+/// Opens a recording file in any format dspk-io reads (raw binary + sidecar, SpikeGLX).
 fn open_file(path: &Path) -> CliResult<Input> {
     if !path.exists() {
-        // Say it plainly, before any format detection has a chance to word it differently.
+        // Say it plainly, before format detection words it after the files it looked for.
         return Err(CliError::new(format!("{}: no such file", path.display())));
     }
-    let rec = dspk_io::BinaryRecording::open(path)?;
+    let rec = dspk_io::open(path)?;
     let warnings = rec.warnings().to_vec();
+    let kind = match rec.format() {
+        dspk_io::FileFormat::Binary => "raw binary + JSON sidecar",
+        dspk_io::FileFormat::SpikeGlx => "SpikeGLX",
+    };
     Ok(Input {
-        source: Arc::new(rec),
         origin: Origin::File {
             path: path.to_path_buf(),
-            kind: "raw binary + JSON sidecar".to_string(),
+            kind: kind.to_string(),
         },
+        source: rec.into_source(),
         warnings,
     })
 }

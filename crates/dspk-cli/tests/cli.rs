@@ -130,8 +130,18 @@ fn scan_json_names_the_planted_channels() {
             let row = &channels[ch];
             assert_eq!(row["index"], ch);
             assert_eq!(row["count"], 6000);
-            assert_eq!(row["min"].as_f64().unwrap(), host.min, "{rt} ch{ch}");
-            assert_eq!(row["max"].as_f64().unwrap(), host.max, "{rt} ch{ch}");
+            // Minimum and maximum are sample values, exact in f32 (JSON text may not carry
+            // the f64 back to the last bit).
+            assert_eq!(
+                row["min"].as_f64().unwrap() as f32,
+                host.min as f32,
+                "{rt} ch{ch}"
+            );
+            assert_eq!(
+                row["max"].as_f64().unwrap() as f32,
+                host.max as f32,
+                "{rt} ch{ch}"
+            );
             for key in ["mean", "rms", "std"] {
                 let want = match key {
                     "mean" => host.mean(),
@@ -330,6 +340,34 @@ fn convert_then_info_round_trips() {
             }
             assert!(want.iter().any(|&v| v != 0.0));
         }
+        // The whole recording, no map, default order: the stored time-major bytes go to the
+        // device as they are and are transposed there.
+        let plain = dir.join("plain.bin");
+        ok(&[
+            "--runtime",
+            rt,
+            "convert",
+            rec_s,
+            "-o",
+            plain.to_str().unwrap(),
+        ]);
+        let info = json(&["info", plain.to_str().unwrap(), "--json"]);
+        assert_eq!(info["order"], "time-major");
+        assert_eq!(info["samples"], 3000);
+        assert_eq!(info["start_time"], "2.5");
+        let back = BinaryRecording::open(&plain).unwrap();
+        let all: Vec<usize> = (0..16).collect();
+        let mut got = vec![0f32; 16 * 3000];
+        back.read(&all, 0..3000, &mut got).unwrap();
+        let mut want = vec![0f32; 16 * 3000];
+        rec.read(&all, 0..3000, &mut want).unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+                "{rt} plain: value {i}: {g} vs {w}"
+            );
+        }
+
         let files = listing(&dir);
         let want: BTreeSet<String> = [
             "rec.bin",
@@ -339,6 +377,8 @@ fn convert_then_info_round_trips() {
             "out-channel-major.bin.json",
             "out-time-major.bin",
             "out-time-major.bin.json",
+            "plain.bin",
+            "plain.bin.json",
         ]
         .into_iter()
         .map(String::from)
