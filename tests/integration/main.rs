@@ -1,1 +1,4 @@
 //! dspk integration tests.
+
+mod device;
+mod exit;
