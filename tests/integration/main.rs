@@ -2,3 +2,4 @@
 
 mod device;
 mod exit;
+mod kernels;

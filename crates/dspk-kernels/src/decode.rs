@@ -13,6 +13,13 @@
 //! the product is an integer result at the add, nothing can fuse, and the device equals the
 //! host bit for bit (for `f32` results that are not subnormal: GPUs may flush those to 0).
 //!
+//! # No shared memory
+//!
+//! On lavapipe (Mesa 22.3, LLVM 15, the CI device) every kernel that CubeCL 0.11's SPIR-V
+//! compiler emits with shared memory crashes the driver's pipeline compiler (segfault) or
+//! poisons the device, so the time-major kernel transposes in registers instead: each unit
+//! reads one 32-byte sector of a sample's neighbouring channels and writes them to their rows.
+//!
 //! # Packing
 //!
 //! WGSL has no 8- or 16-bit storage: stored bytes travel as little-endian `u32` words (the
@@ -34,10 +41,8 @@ use crate::timing::device_error;
 /// window goes up in pieces of at most this many bytes.
 pub const UPLOAD_PIECE_BYTES: usize = 8 << 20;
 
-/// Channels per tile of the time-major (transposing) kernel.
-const TILE_CHANNELS: usize = 64;
-/// Samples per tile of the time-major (transposing) kernel.
-const TILE_SAMPLES: usize = 32;
+/// Stored bytes one unit of the time-major kernel reads: one 32-byte memory sector.
+const GROUP_BYTES: usize = 32;
 
 /// The stored type, as the kernel sees it (a compile-time choice).
 #[derive(CubeType, Clone, Copy, Debug, Hash, PartialEq, Eq)]
@@ -130,10 +135,11 @@ fn decode_channel_major(
     }
 }
 
-/// Time-major stored → channel-major `f32`: one cube per tile of `tile_c` channels ×
-/// `tile_s` samples, read along channels (contiguous in the input), transposed through shared
-/// memory, written along samples (contiguous in the output). `channel_tiles` tiles cover the
-/// channels; spare cubes of the grid find their tile past the last sample and do nothing.
+/// Time-major stored → channel-major `f32` without shared memory: one unit per sample and
+/// group of `group` neighbouring channels ([`LaunchGeometry::channels_samples`] over channel
+/// groups). A unit reads its group's `group × bytes` = 32 contiguous stored bytes (one memory
+/// sector, used whole) and writes `group` values, each store coalesced with the neighbouring
+/// units' (neighbouring samples of the same channel).
 #[cube(launch)]
 fn decode_time_major(
     input: &[u32],
@@ -142,43 +148,22 @@ fn decode_time_major(
     output: &mut [f32],
     channels: usize,
     samples: usize,
-    channel_tiles: usize,
     zero: u32,
     #[comptime] stored: Stored,
     #[comptime] guard: bool,
-    #[comptime] tile_c: usize,
-    #[comptime] tile_s: usize,
-    #[comptime] units: usize,
+    #[comptime] group: usize,
 ) {
-    let tile_elems = comptime![tile_c * tile_s];
-    let per_unit = comptime![(tile_c * tile_s).div_ceil(units)];
-    let pitch = comptime![tile_s + 1];
-    let mut tile = Shared::<[f32]>::new_slice(comptime![tile_c * (tile_s + 1)]);
-
-    let c0 = (CUBE_POS % channel_tiles) * tile_c;
-    let s0 = (CUBE_POS / channel_tiles) * tile_s;
-    let unit = UNIT_POS as usize;
-
-    for i in 0..per_unit {
-        let k = i * units + unit;
-        let cl = k % tile_c;
-        let sl = k / tile_c;
-        let c = c0 + cl;
-        let s = s0 + sl;
-        if k < tile_elems && c < channels && s < samples {
-            tile[cl * pitch + sl] = load_stored(input, s * channels + c, stored);
-        }
-    }
-    sync_cube();
-    for i in 0..per_unit {
-        let k = i * units + unit;
-        let sl = k % tile_s;
-        let cl = k / tile_s;
-        let c = c0 + cl;
-        let s = s0 + sl;
-        if k < tile_elems && c < channels && s < samples {
-            output[c * samples + s] =
-                scale(tile[cl * pitch + sl], gains[c], offsets[c], zero, guard);
+    let c0 = channel_position(samples) * group;
+    let s = sample_position(samples);
+    if c0 < channels && s < samples {
+        let row = s * channels;
+        #[unroll]
+        for j in 0..group {
+            let c = c0 + j;
+            if c < channels {
+                let x = load_stored(input, row + c, stored);
+                output[c * samples + s] = scale(x, gains[c], offsets[c], zero, guard);
+            }
         }
     }
 }
@@ -384,7 +369,9 @@ impl Decoder {
             ));
         }
         let padded = expected.next_multiple_of(4);
-        let total = self.stored.size();
+        // Offsets add to the handle's own (a pooled allocation may carve it out of a larger
+        // buffer), so pieces are placed within what the handle uses.
+        let total = self.stored.size_in_used();
         let mut offset = 0;
         while offset < padded {
             let len = UPLOAD_PIECE_BYTES.min(padded - offset);
@@ -435,17 +422,9 @@ impl Decoder {
                 );
             }
             MemoryOrder::TimeMajor => {
-                let units = self.limits.units_per_cube();
-                let channel_tiles = c.div_ceil(TILE_CHANNELS);
-                let tiles = channel_tiles
-                    .checked_mul(samples.div_ceil(TILE_SAMPLES))
-                    .ok_or_else(|| DspError::Overflow(format!("tiles of {c} × {samples}")))?;
-                // One cube per tile: a per-row launch with tiles as rows.
-                let g = LaunchGeometry::per_row_with(
-                    &self.limits,
-                    tiles,
-                    TILE_CHANNELS * TILE_SAMPLES,
-                )?;
+                let group = GROUP_BYTES / self.format.bytes();
+                let groups = c.div_ceil(group);
+                let g = LaunchGeometry::channels_samples_with(&self.limits, groups, samples)?;
                 decode_time_major::launch(
                     &self.client,
                     g.cube_count(),
@@ -456,13 +435,10 @@ impl Decoder {
                     f32_arg(&self.decoded, n)?,
                     c,
                     samples,
-                    channel_tiles,
                     0u32,
                     stored,
                     self.guard,
-                    TILE_CHANNELS,
-                    TILE_SAMPLES,
-                    units as usize,
+                    group,
                 );
             }
         }

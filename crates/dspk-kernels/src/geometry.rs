@@ -285,11 +285,22 @@ mod cube_helpers {
     /// ```
     #[cube]
     pub fn row_share(len: usize, #[comptime] contiguous: bool) -> RowShare {
-        let dim = CUBE_DIM as usize;
-        let unit = UNIT_POS as usize;
+        row_share_of(len, UNIT_POS as usize, CUBE_DIM as usize, contiguous)
+    }
+
+    /// Share `part` of `parts` of a row of `len` elements, for rows shared by a group of
+    /// units other than the whole cube (e.g. a plane's worth of lanes): neighbouring parts take
+    /// neighbouring elements, or contiguous runs when `contiguous`.
+    #[cube]
+    pub fn row_share_of(
+        len: usize,
+        part: usize,
+        parts: usize,
+        #[comptime] contiguous: bool,
+    ) -> RowShare {
         if comptime![contiguous] {
-            let run = len.div_ceil(dim);
-            let start = min(unit * run, len);
+            let run = len.div_ceil(parts);
+            let start = min(part * run, len);
             RowShare {
                 start,
                 step: 1usize,
@@ -297,8 +308,8 @@ mod cube_helpers {
             }
         } else {
             RowShare {
-                start: unit,
-                step: dim,
+                start: part,
+                step: parts,
                 end: len,
             }
         }

@@ -2,9 +2,10 @@
 //! partials over modest chunks on the device, merged on the host in `f64`.
 //!
 //! A channel of 30 000 values of ~±100 µV summed in one `f32` accumulator loses digits; here
-//! each cube sums one chunk of [`STATS_CHUNK`] samples of one channel (a few values per unit,
-//! then a tree over the cube), and the host adds the chunks' partials in `f64`, so hours of
-//! data keep their accuracy.
+//! [`STATS_LANES`] units share each chunk of [`STATS_CHUNK`] samples of one channel (32 values
+//! each, neighbouring units on neighbouring samples), a second pass folds the lanes into one
+//! `f32` partial per chunk, and the host adds the chunks' partials in `f64`, so hours of data
+//! keep their accuracy.
 
 use std::ops::Range;
 
@@ -14,12 +15,15 @@ use dspk_types::{DspError, DspResult};
 
 use crate::args::f32_arg;
 use crate::decode::{DecodedWindow, read_f32};
-use crate::geometry::{GridLimits, LaunchGeometry, row_position, row_share};
+use crate::geometry::{GridLimits, LaunchGeometry, element_position, row_share_of};
 use crate::limits::device_elements;
 use crate::special::{negative_infinity, positive_infinity};
 
 /// Samples of one channel that one cube reduces into one partial.
 pub const STATS_CHUNK: usize = 1024;
+
+/// Units sharing one chunk in the first pass (a plane's worth on most GPUs).
+pub const STATS_LANES: usize = 32;
 
 /// Values in one partial: min, max, sum, sum of squares.
 const PARTIAL: usize = 4;
@@ -99,75 +103,75 @@ impl ChannelStats {
     }
 }
 
-/// One cube per (channel, chunk) row: `rows = channels × chunks`; the cube's units share the
-/// chunk per [`row_share`], then reduce through shared memory. Spare cubes write nothing.
+/// First pass: [`STATS_LANES`] units per (channel, chunk) row, each taking its
+/// [`row_share_of`] of the chunk (neighbouring lanes read neighbouring samples), writing one
+/// partial per lane. No shared memory (see [`crate::decode`]'s module docs on lavapipe).
 #[cube(launch)]
-fn channel_stats_kernel(
+fn stats_lanes(
     data: &[f32],
-    partials: &mut [f32],
+    lanes: &mut [f32],
     samples: usize,
     valid_start: usize,
     valid_len: usize,
     chunks: usize,
     rows: usize,
     #[comptime] chunk: usize,
-    #[comptime] units: usize,
+    #[comptime] lane_count: usize,
     #[comptime] contiguous: bool,
 ) {
-    let row = row_position();
-    let channel = row / chunks;
-    let first = (row % chunks) * chunk;
-    let mut len = 0usize;
+    let unit = element_position();
+    let row = unit / lane_count;
     if row < rows {
-        len = min(chunk, valid_len - first);
-    }
-    let base = channel * samples + valid_start + first;
-
-    let mut lo = positive_infinity();
-    let mut hi = negative_infinity();
-    let mut sum = 0.0f32;
-    let mut sum_sq = 0.0f32;
-    let share = row_share(len, contiguous);
-    let mut i = share.start;
-    while i < share.end {
-        let v = data[base + i];
-        lo = min(lo, v);
-        hi = max(hi, v);
-        sum += v;
-        sum_sq += v * v;
-        i += share.step;
-    }
-
-    let mut s_lo = Shared::<[f32]>::new_slice(units);
-    let mut s_hi = Shared::<[f32]>::new_slice(units);
-    let mut s_sum = Shared::<[f32]>::new_slice(units);
-    let mut s_sq = Shared::<[f32]>::new_slice(units);
-    let unit = UNIT_POS as usize;
-    s_lo[unit] = lo;
-    s_hi[unit] = hi;
-    s_sum[unit] = sum;
-    s_sq[unit] = sum_sq;
-    sync_cube();
-
-    let mut stride = comptime![units.next_power_of_two() / 2];
-    while stride > 0 {
-        if unit < stride && unit + stride < units {
-            let o = unit + stride;
-            s_lo[unit] = min(s_lo[unit], s_lo[o]);
-            s_hi[unit] = max(s_hi[unit], s_hi[o]);
-            s_sum[unit] += s_sum[o];
-            s_sq[unit] += s_sq[o];
+        let lane = unit % lane_count;
+        let channel = row / chunks;
+        let first = (row % chunks) * chunk;
+        let len = min(chunk, valid_len - first);
+        let base = channel * samples + valid_start + first;
+        let mut lo = positive_infinity();
+        let mut hi = negative_infinity();
+        let mut sum = 0.0f32;
+        let mut sum_sq = 0.0f32;
+        let share = row_share_of(len, lane, lane_count, contiguous);
+        let mut i = share.start;
+        while i < share.end {
+            let v = data[base + i];
+            lo = min(lo, v);
+            hi = max(hi, v);
+            sum += v;
+            sum_sq += v * v;
+            i += share.step;
         }
-        sync_cube();
-        stride /= 2;
+        let out = unit * 4;
+        lanes[out] = lo;
+        lanes[out + 1] = hi;
+        lanes[out + 2] = sum;
+        lanes[out + 3] = sum_sq;
     }
+}
 
-    if unit == 0 && row < rows {
+/// Second pass: one unit per row folds the row's lane partials into one partial.
+#[cube(launch)]
+fn stats_rows(lanes: &[f32], partials: &mut [f32], rows: usize, #[comptime] lane_count: usize) {
+    let row = element_position();
+    if row < rows {
+        let first = row * lane_count * 4;
+        let mut lo = lanes[first];
+        let mut hi = lanes[first + 1];
+        let mut sum = lanes[first + 2];
+        let mut sum_sq = lanes[first + 3];
+        #[unroll]
+        for l in 1..lane_count {
+            let p = first + l * 4;
+            lo = min(lo, lanes[p]);
+            hi = max(hi, lanes[p + 1]);
+            sum += lanes[p + 2];
+            sum_sq += lanes[p + 3];
+        }
         let out = row * 4;
-        partials[out] = s_lo[0];
-        partials[out + 1] = s_hi[0];
-        partials[out + 2] = s_sum[0];
-        partials[out + 3] = s_sq[0];
+        partials[out] = lo;
+        partials[out + 1] = hi;
+        partials[out + 2] = sum;
+        partials[out + 3] = sum_sq;
     }
 }
 
@@ -176,6 +180,7 @@ pub struct ChannelStatsKernel {
     client: Client,
     channels: usize,
     max_samples: usize,
+    lanes: Handle,
     partials: Handle,
     limits: GridLimits,
 }
@@ -204,6 +209,7 @@ impl ChannelStatsKernel {
             client: client.clone(),
             channels,
             max_samples,
+            lanes: client.empty(rows * STATS_LANES * PARTIAL * 4),
             partials: client.empty(rows * PARTIAL * 4),
             limits: GridLimits::of(client),
         })
@@ -277,21 +283,32 @@ impl ChannelStatsKernel {
         }
         let chunks = valid_len.div_ceil(STATS_CHUNK);
         let rows = channels * chunks;
-        let g = LaunchGeometry::per_row_with(&self.limits, rows, STATS_CHUNK)?;
-        channel_stats_kernel::launch(
+        let lane_units = rows * STATS_LANES;
+        let g = LaunchGeometry::elementwise_with(&self.limits, lane_units)?;
+        stats_lanes::launch(
             &self.client,
             g.cube_count(),
             g.cube_dim(),
             f32_arg(data, channels * samples)?,
-            f32_arg(&self.partials, rows * PARTIAL)?,
+            f32_arg(&self.lanes, lane_units * PARTIAL)?,
             samples,
             valid_local.start,
             valid_len,
             chunks,
             rows,
             STATS_CHUNK,
-            g.units_per_cube() as usize,
+            STATS_LANES,
             g.contiguous_runs(),
+        );
+        let g = LaunchGeometry::elementwise_with(&self.limits, rows)?;
+        stats_rows::launch(
+            &self.client,
+            g.cube_count(),
+            g.cube_dim(),
+            f32_arg(&self.lanes, lane_units * PARTIAL)?,
+            f32_arg(&self.partials, rows * PARTIAL)?,
+            rows,
+            STATS_LANES,
         );
         let partials = read_f32(&self.client, &self.partials, rows * PARTIAL)?;
         for (ch, total) in totals.iter_mut().enumerate() {
