@@ -324,7 +324,14 @@ fn table(out: &mut String, rows: &[ChannelRow<'_>], common_unit: Option<&str>) {
         .max()
         .unwrap_or(4)
         .max(4);
-    let unit_head = common_unit.map(|u| format!(" ({u})")).unwrap_or_default();
+    match common_unit {
+        Some(u) => {
+            let _ = writeln!(out, "per-channel statistics in {u}:");
+        }
+        None => {
+            let _ = writeln!(out, "per-channel statistics, each in its channel's unit:");
+        }
+    }
     let _ = write!(
         out,
         "{:>5}  {:<name_width$}  {:>11}  {:>11}  {:>11}  {:>11}  {:>11}",
@@ -333,7 +340,7 @@ fn table(out: &mut String, rows: &[ChannelRow<'_>], common_unit: Option<&str>) {
     if common_unit.is_none() {
         let _ = write!(out, "  unit");
     }
-    let _ = writeln!(out, "  flag{unit_head}");
+    let _ = writeln!(out, "  flag");
     for r in rows {
         let _ = write!(
             out,
