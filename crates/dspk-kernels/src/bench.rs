@@ -41,6 +41,9 @@ pub struct DecodeVsCopy {
     pub decode_time: Duration,
     /// Median time of one copy launch.
     pub copy_time: Duration,
+    /// Median time of one decode launch of the same window stored channel-major (no
+    /// transpose): how much the time-major layout costs.
+    pub channel_major_time: Duration,
     /// Bytes one decode moves: 2 read + 4 written per sample.
     pub decode_bytes: u64,
     /// Bytes one copy moves: 4 read + 4 written per value.
@@ -69,7 +72,8 @@ impl std::fmt::Display for DecodeVsCopy {
         write!(
             f,
             "G1 on {}: {} ch × {} samples int16 time-major → f32 channel-major: decode {:.1} µs \
-             ({} B, {:.1} GB/s) vs copy {:.1} µs ({} B, {:.1} GB/s): {:.2} × copy",
+             ({} B, {:.1} GB/s) vs copy {:.1} µs ({} B, {:.1} GB/s): {:.2} × copy \
+             (channel-major stored: {:.1} µs, {:.2} × copy)",
             self.device,
             self.channels,
             self.samples,
@@ -79,7 +83,9 @@ impl std::fmt::Display for DecodeVsCopy {
             self.copy_time.as_secs_f64() * 1e6,
             self.copy_bytes,
             self.copy_bytes_per_s() / 1e9,
-            self.ratio()
+            self.ratio(),
+            self.channel_major_time.as_secs_f64() * 1e6,
+            self.copy_time.as_secs_f64() / self.channel_major_time.as_secs_f64() * 6.0 / 8.0
         )
     }
 }
@@ -106,7 +112,24 @@ pub fn decode_vs_copy(client: &Client, channels: usize, samples: usize) -> DspRe
         })
         .collect();
     decoder.upload(&stored, samples)?;
+    let mut channel_major = Decoder::new(
+        client,
+        channels,
+        samples,
+        SampleFormat::I16,
+        MemoryOrder::ChannelMajor,
+        &gains,
+        &offsets,
+    )?;
+    channel_major.upload(&stored, samples)?;
     drop(stored);
+    let channel_major_run = time_device(client, RUNS, || {
+        for _ in 0..LAUNCHES_PER_RUN {
+            channel_major.decode_uploaded(samples)?;
+        }
+        Ok(())
+    })?;
+    drop(channel_major);
 
     let decode_run = time_device(client, RUNS, || {
         for _ in 0..LAUNCHES_PER_RUN {
@@ -139,6 +162,7 @@ pub fn decode_vs_copy(client: &Client, channels: usize, samples: usize) -> DspRe
         samples,
         decode_time: decode_run / LAUNCHES_PER_RUN as u32,
         copy_time: copy_run / LAUNCHES_PER_RUN as u32,
+        channel_major_time: channel_major_run / LAUNCHES_PER_RUN as u32,
         decode_bytes: n as u64 * 6,
         copy_bytes: n as u64 * 8,
     })

@@ -157,14 +157,69 @@ fn decode_time_major(
     let s = sample_position(samples);
     if c0 < channels && s < samples {
         let row = s * channels;
-        #[unroll]
-        for j in 0..group {
-            let c = c0 + j;
-            if c < channels {
-                let x = load_stored(input, row + c, stored);
-                output[c * samples + s] = scale(x, gains[c], offsets[c], zero, guard);
+        if comptime![stored == Stored::I16 || stored == Stored::U16] {
+            if ((row + c0) & 1) == 0 && c0 + group <= channels {
+                // A whole group starting on a word: load each word once, unpack both halves.
+                let w0 = (row + c0) / 2;
+                #[unroll]
+                for k in 0..comptime![group / 2] {
+                    let word = input[w0 + k];
+                    let c = c0 + 2 * k;
+                    let lo = unpack_half(word & 0xffff, stored);
+                    let hi = unpack_half(word >> 16, stored);
+                    output[c * samples + s] = scale(lo, gains[c], offsets[c], zero, guard);
+                    output[(c + 1) * samples + s] =
+                        scale(hi, gains[c + 1], offsets[c + 1], zero, guard);
+                }
+            } else {
+                decode_group(
+                    input, gains, offsets, output, channels, samples, zero, c0, s, stored, guard,
+                    group,
+                );
             }
+        } else {
+            decode_group(
+                input, gains, offsets, output, channels, samples, zero, c0, s, stored, guard, group,
+            );
         }
+    }
+}
+
+/// One unit's group of the time-major kernel, element by element (any format, any alignment).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn decode_group(
+    input: &[u32],
+    gains: &[f32],
+    offsets: &[f32],
+    output: &mut [f32],
+    channels: usize,
+    samples: usize,
+    zero: u32,
+    c0: usize,
+    s: usize,
+    #[comptime] stored: Stored,
+    #[comptime] guard: bool,
+    #[comptime] group: usize,
+) {
+    let row = s * channels;
+    #[unroll]
+    for j in 0..group {
+        let c = c0 + j;
+        if c < channels {
+            let x = load_stored(input, row + c, stored);
+            output[c * samples + s] = scale(x, gains[c], offsets[c], zero, guard);
+        }
+    }
+}
+
+/// A 16-bit stored value (in the low half of `half`) as `f32`.
+#[cube]
+fn unpack_half(half: u32, #[comptime] stored: Stored) -> f32 {
+    if comptime![stored == Stored::I16] {
+        f32::cast_from(i32::reinterpret(half ^ 0x8000) - 0x8000)
+    } else {
+        f32::cast_from(half)
     }
 }
 
