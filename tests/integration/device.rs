@@ -89,6 +89,9 @@ fn opening_twice_gives_the_same_device() {
         assert_eq!(first.service_id(), second.service_id());
         assert_eq!(first.service_id(), third.service_id());
         let device = target.device().expect("device");
+        let listed = dspk_device::list_devices(target).expect("compiled in");
+        assert!(!listed.is_empty(), "{target}: a device opened, yet none is listed");
+        assert!(listed.iter().all(|d| d.runtime() == device.runtime()), "{listed:?}");
         let recorded = open_devices().iter().filter(|d| **d == device).count();
         assert_eq!(recorded, 1, "{device:?} recorded {recorded} times");
         // Memory written through one client is read through the other: one device.
@@ -163,6 +166,10 @@ fn a_runtime_not_compiled_in_names_its_feature() {
         assert!(
             err.to_string().contains(&format!("feature '{target}'")),
             "{err}"
+        );
+        assert_eq!(
+            dspk_device::list_devices(target),
+            Err(ComputeError::NotCompiled { target })
         );
         let Err(err) = target.client() else {
             panic!("{target} is not compiled in, yet a client opened");

@@ -53,7 +53,9 @@ fn returning_from_main_with_a_device_open_exits_zero_with_output_intact() {
     assert_output_intact(&stdout);
     // The exit handler ran and released the device the program opened.
     assert!(
-        stderr.contains("exit teardown released 1 wgpu device(s)") && stderr.contains("(status 0)"),
+        stderr.contains("exit teardown released 1 wgpu device(s)")
+            && stderr.contains("0 still in use")
+            && stderr.contains("(status 0)"),
         "{stderr}"
     );
 }
@@ -70,6 +72,24 @@ fn process_exit_keeps_its_status_through_the_teardown() {
         stderr.contains("exit teardown released 1 wgpu device(s)") && stderr.contains("(status 3)"),
         "{stderr}"
     );
+}
+
+#[test]
+fn exit_with_a_client_still_held_ends_promptly_with_its_status() {
+    let start = std::time::Instant::now();
+    let Some(output) = probe_on_wgpu(&["exit-held", "5"]) else {
+        return;
+    };
+    let elapsed = start.elapsed();
+    let (stdout, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(5), "{stdout}\n{stderr}");
+    assert_output_intact(&stdout);
+    assert!(
+        stderr.contains("1 still in use by a live client") && stderr.contains("(status 5)"),
+        "{stderr}"
+    );
+    // Two seconds of waiting for the runner, well within the ten-second limit.
+    assert!(elapsed < std::time::Duration::from_secs(9), "{elapsed:?}");
 }
 
 #[test]

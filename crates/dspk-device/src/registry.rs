@@ -143,8 +143,10 @@ pub fn open_devices() -> Vec<Device> {
 /// later [`crate::TargetExt::client`] or [`crate::open_device`] opens the device again.
 ///
 /// Clients still held keep a device's runner alive: drop them first. CubeCL waits up to 30 s
-/// for the runner of a device whose clients are still held, then leaves the thread running
-/// (and dspk forgets the device anyway).
+/// for the runner of a device whose clients are still held, then leaves the thread running;
+/// the device is destroyed anyway, so such a client fails from then on. (At exit the wait is
+/// 2 s per device, within the 10 s [`TEARDOWN_LIMIT`]: drop clients before
+/// `std::process::exit`, or end with `dspk_exit::exit_now`.)
 ///
 /// Devices of the other runtimes (CUDA, HIP, CPU) stay open until the process ends: ending
 /// their runner threads early drops CubeCL's kernel-cache connection in a thread-local
@@ -174,20 +176,55 @@ fn take_wgpu_entries() -> Vec<Entry> {
     taken
 }
 
-/// Stops a device's runner threads, then destroys the wgpu device.
+/// Stops a device's runner threads (blocking until they have ended), then destroys the wgpu
+/// device.
 fn release(entry: Entry) {
-    let runner = entry.runner_id;
+    let stopped = stop_runner(entry.runner_id);
+    if stopped {
+        destroy(entry);
+    }
+}
+
+/// Stops the runner threads of `runner`, blocking; `false` when CubeCL panicked instead.
+fn stop_runner(runner: DeviceId) -> bool {
     // CubeCL's shutdown asserts rather than deadlock when called from the device's own runner
     // thread; a panic here must not escape (this also runs inside an exit handler).
-    let stopped = std::panic::catch_unwind(move || <DeviceHandle<()>>::shutdown(runner));
+    std::panic::catch_unwind(move || <DeviceHandle<()>>::shutdown(runner)).is_ok()
+}
+
+/// Destroys the wgpu device of an entry, where dspk holds it.
+fn destroy(entry: Entry) {
     #[cfg(feature = "wgpu")]
-    if stopped.is_ok()
-        && let Some(device) = entry.wgpu_device
-    {
+    if let Some(device) = entry.wgpu_device {
         device.destroy();
     }
     #[cfg(not(feature = "wgpu"))]
-    let _ = stopped;
+    let _ = entry;
+}
+
+/// How long the exit teardown waits for one device's runner threads to stop. They stop only
+/// once every client of the device is dropped, and a client still alive at exit (held by a
+/// static, or by `main` calling `std::process::exit`) never will be.
+const EXIT_RUNNER_WAIT: Duration = Duration::from_secs(2);
+
+/// At exit: stops the runner threads of `entry` (waiting at most [`EXIT_RUNNER_WAIT`]) and
+/// destroys the wgpu device either way. Returns whether the runner stopped.
+fn release_at_exit(entry: Entry) -> bool {
+    let runner = entry.runner_id;
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("dspk-device-release".to_string())
+        .spawn(move || {
+            let _ = done_tx.send(stop_runner(runner));
+        });
+    let stopped = match spawned {
+        Ok(_detached) => done_rx.recv_timeout(EXIT_RUNNER_WAIT).unwrap_or(false),
+        Err(_) => stop_runner(runner),
+    };
+    // A runner that did not stop is idle, parked until its last client is dropped; destroying
+    // the device under it leaves no driver work running into the process's end.
+    destroy(entry);
+    stopped
 }
 
 /// The environment variable that makes the exit teardown report what it did on stderr (`1`).
@@ -204,11 +241,18 @@ fn exit_handler(status: i32) {
     let trace = trace_from_env();
     dspk_exit::teardown_within(TEARDOWN_LIMIT, status, move || {
         let start = std::time::Instant::now();
-        let released = shutdown_devices();
+        let entries = take_wgpu_entries();
+        let released = entries.len();
+        let in_use = entries
+            .into_iter()
+            .map(release_at_exit)
+            .filter(|stopped| !stopped)
+            .count();
         if trace {
             eprintln!(
                 "dspk-device: exit teardown released {released} wgpu device(s) in {:.1} ms \
-                 (status {status})",
+                 ({in_use} still in use by a live client, destroyed without stopping its \
+                 runner) (status {status})",
                 start.elapsed().as_secs_f64() * 1e3
             );
         }

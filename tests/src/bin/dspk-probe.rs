@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `run` | opens the device, runs the check kernel on seeded random input, verifies it, prints `result ok …`, then `done unix_ns=…` as its last line, and returns from `main` |
 //! | `exit N` | as `run`, then `std::process::exit(N)` (exit handlers run) |
+//! | `exit-held N` | as `exit N`, but with the client still held when the process exits |
 //! | `exit-now N` | as `run`, then `dspk_exit::exit_now(N)` (no exit handlers) |
 //! | `app-config DIR` | sets CubeCL's configuration itself first (caches in DIR, kernel cache off), as an embedding application would, then as `cache` |
 //! | `describe` | prints the device description as JSON |
@@ -42,6 +43,13 @@ fn main() -> ExitCode {
         "run" => run_kernel(false).map(|()| done()),
         "exit" => run_kernel(false).map(|()| {
             done();
+            std::process::exit(number(1, 0) as i32)
+        }),
+        "exit-held" => client().and_then(|client| {
+            let n = check(&client)?;
+            println!("result ok values={n} runtime={}", client.name());
+            done();
+            // The client is still alive when the process exits.
             std::process::exit(number(1, 0) as i32)
         }),
         "exit-now" => run_kernel(false).map(|()| {
