@@ -90,8 +90,14 @@ fn opening_twice_gives_the_same_device() {
         assert_eq!(first.service_id(), third.service_id());
         let device = target.device().expect("device");
         let listed = dspk_device::list_devices(target).expect("compiled in");
-        assert!(!listed.is_empty(), "{target}: a device opened, yet none is listed");
-        assert!(listed.iter().all(|d| d.runtime() == device.runtime()), "{listed:?}");
+        assert!(
+            !listed.is_empty(),
+            "{target}: a device opened, yet none is listed"
+        );
+        assert!(
+            listed.iter().all(|d| d.runtime() == device.runtime()),
+            "{listed:?}"
+        );
         let recorded = open_devices().iter().filter(|d| **d == device).count();
         assert_eq!(recorded, 1, "{device:?} recorded {recorded} times");
         // Memory written through one client is read through the other: one device.
@@ -251,6 +257,7 @@ fn check_cache_location(tmp: &TempDir, envs: &[(&str, Option<&str>)], expected: 
     assert_eq!(dir, expected, "{stdout}");
     assert!(file.starts_with(expected), "{stdout}");
     assert_eq!(field(&stdout, "cache", "kernel_cache"), Some("true"));
+    assert_eq!(field(&stdout, "cache", "origin"), Some("Dspk"), "{stdout}");
     let files = files_under(expected);
     assert!(
         files.contains(&file),

@@ -105,6 +105,9 @@ pub trait TargetExt {
 impl TargetExt for ComputeTarget {
     fn device(&self) -> Result<Device, ComputeError> {
         let target = self.checked()?;
+        // Before anything of CubeCL's runs: asking a runtime for its devices may read CubeCL's
+        // configuration, which then could no longer be set.
+        configure_runtime();
         let named = match target {
             ComputeTarget::Wgpu => Device::wgpu(WgpuDeviceKind::DefaultDevice),
             ComputeTarget::Cuda => Device::cuda(0),
@@ -137,6 +140,7 @@ impl TargetExt for ComputeTarget {
 /// [`ComputeError::NotCompiled`] for a runtime this build lacks.
 pub fn list_devices(target: ComputeTarget) -> Result<Vec<Device>, ComputeError> {
     let target = target.checked()?;
+    configure_runtime();
     Ok(Device::enumerate_all()
         .into_iter()
         .filter(|d| target_of(d).is_ok_and(|t| t == target))

@@ -107,18 +107,20 @@ fn check(client: &Client) -> Result<usize, String> {
 
 /// Opens the device and runs the check kernel, printing the result.
 fn run_kernel(with_cache: bool) -> Result<(), String> {
+    let client = client()?;
+    let n = check(&client)?;
     if with_cache {
+        // Read after the device opened, so that the configuration is the one opening it set.
         let settings = dspk_device::configure_runtime();
         println!(
-            "cache dir={} file={} kernel_cache={} autotune_cache={}",
+            "cache dir={} file={} kernel_cache={} autotune_cache={} origin={:?}",
             settings.dir.display(),
             settings.file.display(),
             settings.kernel_cache,
-            settings.autotune_cache
+            settings.autotune_cache,
+            settings.origin
         );
     }
-    let client = client()?;
-    let n = check(&client)?;
     println!("result ok values={n} runtime={}", client.name());
     Ok(())
 }
