@@ -51,7 +51,9 @@ pub use config::{
 pub use info::{DeviceInfo, DeviceKind, describe};
 pub use registry::{TEARDOWN_LIMIT, TRACE_ENV, open_devices, shutdown_devices};
 
-use registry::{AdapterRecord, Opened};
+#[cfg(feature = "wgpu")]
+use registry::AdapterRecord;
+use registry::Opened;
 
 /// Work to run with a client: [`TargetExt::run`] opens the target's device and hands the task
 /// its client.
