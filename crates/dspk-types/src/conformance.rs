@@ -99,7 +99,12 @@ fn windows(src: &dyn RecordingSource, rng: &mut SplitMix64) -> Vec<Range<u64>> {
     let cap = MAX_WINDOW
         .min((MAX_READ_VALUES as u64 / channels).max(1))
         .min(total);
-    let mut out = vec![0..cap, total - cap..total, 0..cap / 2, total - cap / 2..total];
+    let mut out = vec![
+        0..cap,
+        total - cap..total,
+        0..cap / 2,
+        total - cap / 2..total,
+    ];
     for _ in 0..WINDOWS {
         let len = rng.in_range(1..cap + 1).min(total);
         let start = rng.below(total - len + 1);

@@ -87,12 +87,42 @@ impl SampleFormat {
         }
         let bytes = &bytes[..needed];
         match self {
-            SampleFormat::I8 => decode_with(bytes, out, |b: [u8; 1]| f32::from(i8::from_le_bytes(b)), gain, offset),
-            SampleFormat::I16 => decode_with(bytes, out, |b: [u8; 2]| f32::from(i16::from_le_bytes(b)), gain, offset),
-            SampleFormat::U16 => decode_with(bytes, out, |b: [u8; 2]| f32::from(u16::from_le_bytes(b)), gain, offset),
-            SampleFormat::I32 => decode_with(bytes, out, |b: [u8; 4]| i32::from_le_bytes(b) as f32, gain, offset),
+            SampleFormat::I8 => decode_with(
+                bytes,
+                out,
+                |b: [u8; 1]| f32::from(i8::from_le_bytes(b)),
+                gain,
+                offset,
+            ),
+            SampleFormat::I16 => decode_with(
+                bytes,
+                out,
+                |b: [u8; 2]| f32::from(i16::from_le_bytes(b)),
+                gain,
+                offset,
+            ),
+            SampleFormat::U16 => decode_with(
+                bytes,
+                out,
+                |b: [u8; 2]| f32::from(u16::from_le_bytes(b)),
+                gain,
+                offset,
+            ),
+            SampleFormat::I32 => decode_with(
+                bytes,
+                out,
+                |b: [u8; 4]| i32::from_le_bytes(b) as f32,
+                gain,
+                offset,
+            ),
             SampleFormat::F32 => decode_with(bytes, out, f32::from_le_bytes, gain, offset),
-            SampleFormat::F64 => decode_with(bytes, out, |b: [u8; 8]| f64::from_le_bytes(b) as f32, gain, offset),
+            SampleFormat::F64 => decode_with(
+                bytes,
+                out,
+                |b: [u8; 8]| f64::from_le_bytes(b) as f32,
+                gain,
+                offset,
+            ),
         }
         Ok(())
     }
@@ -264,7 +294,9 @@ impl RecordingInfo {
     ) -> Self {
         Self {
             name: name.into(),
-            channels: (0..n_channels).map(|i| ChannelInfo::new(format!("ch{i}"))).collect(),
+            channels: (0..n_channels)
+                .map(|i| ChannelInfo::new(format!("ch{i}")))
+                .collect(),
             samples,
             sample_rate,
             format,

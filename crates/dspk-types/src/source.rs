@@ -25,7 +25,12 @@ pub trait RecordingSource: Send + Sync {
     ///
     /// The default serves `float32` sources whose selected channels have gain 1 and offset 0
     /// (their stored values are their scaled values) and refuses any other clearly.
-    fn read_stored(&self, channels: &[usize], samples: Range<u64>, out: &mut [u8]) -> DspResult<()> {
+    fn read_stored(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<()> {
         let n = check_read_stored(self.info(), channels, &samples, out.len())?;
         let info = self.info();
         let identity = channels
@@ -86,12 +91,15 @@ pub fn check_read(
     out_len: usize,
 ) -> DspResult<usize> {
     let n = check_range_and_channels(info, channels, samples)?;
-    let expected = n
-        .checked_mul(channels.len())
-        .ok_or_else(|| DspError::Overflow(format!("read of {} channels × {n} samples", channels.len())))?;
+    let expected = n.checked_mul(channels.len()).ok_or_else(|| {
+        DspError::Overflow(format!("read of {} channels × {n} samples", channels.len()))
+    })?;
     if out_len != expected {
         return Err(DspError::shape(
-            format!("output of a read of {} channels × {n} samples", channels.len()),
+            format!(
+                "output of a read of {} channels × {n} samples",
+                channels.len()
+            ),
             expected,
             out_len,
         ));
@@ -111,7 +119,9 @@ pub fn check_read_stored(
     let expected = n
         .checked_mul(channels.len())
         .and_then(|v| v.checked_mul(info.format.bytes()))
-        .ok_or_else(|| DspError::Overflow(format!("read of {} channels × {n} samples", channels.len())))?;
+        .ok_or_else(|| {
+            DspError::Overflow(format!("read of {} channels × {n} samples", channels.len()))
+        })?;
     if out_len != expected {
         return Err(DspError::shape(
             format!(
@@ -136,7 +146,10 @@ pub fn check_sample_range(samples: &Range<u64>, total: u64) -> DspResult<usize> 
         });
     }
     usize::try_from(samples.end - samples.start).map_err(|_| {
-        DspError::Overflow(format!("range {}..{} on this platform", samples.start, samples.end))
+        DspError::Overflow(format!(
+            "range {}..{} on this platform",
+            samples.start, samples.end
+        ))
     })
 }
 
