@@ -167,7 +167,7 @@ struct ConvertArgs {
     #[arg(long, value_name = "LIST")]
     channels: Option<String>,
 
-    /// A channel map (TOML or JSON, a [remap] table) applied first
+    /// A channel map (TOML or JSON, a `remap` table) applied first
     #[arg(long, value_name = "MAP")]
     map: Option<PathBuf>,
 

@@ -49,7 +49,7 @@ impl GridLimits {
 
 /// How a kernel is launched: the cube count (spread over x, y, z), the units per cube, and
 /// how many cubes the problem really needs (the grid may launch a few more; kernels
-/// bound-check, see [`element_position`]).
+/// bound-check, see [`element_position()`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LaunchGeometry {
     count: (u32, u32, u32),
@@ -59,7 +59,7 @@ pub struct LaunchGeometry {
 }
 
 impl LaunchGeometry {
-    /// One unit per element of `n` ([`element_position`] in the kernel).
+    /// One unit per element of `n` ([`element_position()`] in the kernel).
     pub fn elementwise(client: &Client, n: usize) -> DspResult<Self> {
         Self::elementwise_with(&GridLimits::of(client), n)
     }
@@ -72,7 +72,7 @@ impl LaunchGeometry {
     }
 
     /// One unit per sample of each of `channels` rows of `samples`, each cube within one channel
-    /// ([`channel_position`], [`sample_position`] in the kernel).
+    /// ([`channel_position()`], [`sample_position()`] in the kernel).
     pub fn channels_samples(client: &Client, channels: usize, samples: usize) -> DspResult<Self> {
         Self::channels_samples_with(&GridLimits::of(client), channels, samples)
     }
@@ -93,7 +93,7 @@ impl LaunchGeometry {
     }
 
     /// One unit per sample (a kernel that walks the channels of one time point,
-    /// [`element_position`] in the kernel).
+    /// [`element_position()`] in the kernel).
     pub fn per_sample(client: &Client, samples: usize) -> DspResult<Self> {
         Self::per_sample_with(&GridLimits::of(client), samples)
     }
@@ -105,7 +105,7 @@ impl LaunchGeometry {
         Self::spread(limits, units, cubes, samples as u64, "samples")
     }
 
-    /// One cube per row of `cols` elements ([`row_position`] and [`row_share`] in the kernel).
+    /// One cube per row of `cols` elements ([`row_position()`] and [`row_share()`] in the kernel).
     pub fn per_row(client: &Client, rows: usize, cols: usize) -> DspResult<Self> {
         Self::per_row_with(&GridLimits::of(client), rows, cols)
     }
@@ -209,7 +209,7 @@ impl LaunchGeometry {
         self.cubes == 0
     }
 
-    /// Whether units should take contiguous runs of a row ([`row_share`]'s `contiguous`).
+    /// Whether units should take contiguous runs of a row ([`row_share()`]'s `contiguous`).
     pub fn contiguous_runs(&self) -> bool {
         self.contiguous
     }
