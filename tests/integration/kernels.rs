@@ -146,7 +146,10 @@ fn decode_equals_the_host_reference_for_every_format_order_and_shape() {
     const NAME: &str = "decode_equals_the_host_reference_for_every_format_order_and_shape";
     for_each_runtime(NAME, |target, client| {
         let (seed, mut rng) = test_rng(NAME);
-        for format in decodable_formats(client) {
+        let formats = decodable_formats(client);
+        let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+        visible(&format!("{NAME} on {target}: formats {}", names.join(", ")));
+        for format in formats {
             for order in [MemoryOrder::ChannelMajor, MemoryOrder::TimeMajor] {
                 for channels in [1usize, 3, 384, 385] {
                     let (gains, offsets) = random_scaling(&mut rng, channels);
