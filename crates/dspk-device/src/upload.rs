@@ -281,17 +281,8 @@ impl StagedUploader {
     where
         F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
     {
+        // `Uploader::upload` has checked `len` against the capacity and skipped empty uploads.
         let padded = (len as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        if padded > self.capacity {
-            return Err(DspError::BufferOverrun {
-                what: "staging buffer".into(),
-                capacity: self.capacity as usize,
-                needed: len,
-            });
-        }
-        if len == 0 {
-            return Ok(());
-        }
         let i = self.next;
         self.next = (self.next + 1) % self.slots.len();
         self.wait_mapped(i)?;
