@@ -20,7 +20,7 @@ use cubecl::server::Handle;
 #[cfg(feature = "wgpu")]
 use cubecl::wgpu::wgpu;
 #[cfg(feature = "wgpu")]
-use cubecl::wgpu::{AutoCompiler, WgpuServer};
+use cubecl::wgpu::{AutoCompiler, WgpuResource, WgpuServer};
 use dspk_types::{DspError, DspResult};
 
 /// Copy alignment of device buffers, in bytes.
@@ -287,15 +287,7 @@ impl StagedUploader {
         self.next = (self.next + 1) % self.slots.len();
         self.wait_mapped(i)?;
         fill_parallel(&self.slots[i].buffer, len, align, self.threads, &fill)?;
-        // Kernels already launched may still read `dst`: queue them before the copy.
-        self.client
-            .flush()
-            .map_err(|e| device_error("submitting queued kernels failed", e))?;
-        let resource = self
-            .client
-            .get_resource::<WgpuServer<AutoCompiler>>(dst.clone())
-            .map_err(|e| device_error("resolving a device buffer failed", e))?;
-        let target = resource.resource();
+        let (target, _bound) = flushed_target(&self.client, dst)?;
         if target.size < padded {
             return Err(DspError::BufferOverrun {
                 what: "device input buffer".into(),
@@ -316,7 +308,7 @@ impl StagedUploader {
         Ok(())
     }
 
-    /// Waits until every queued upload has finished.
+    /// See [`Uploader::time_copy`].
     fn time_copy(
         &mut self,
         dst: &Handle,
@@ -328,14 +320,7 @@ impl StagedUploader {
             .min(self.capacity);
         let i = self.next;
         self.wait_mapped(i)?;
-        self.client
-            .flush()
-            .map_err(|e| device_error("submitting queued kernels failed", e))?;
-        let resource = self
-            .client
-            .get_resource::<WgpuServer<AutoCompiler>>(dst.clone())
-            .map_err(|e| device_error("resolving a device buffer failed", e))?;
-        let target = resource.resource();
+        let (target, _bound) = flushed_target(&self.client, dst)?;
         let padded = padded.min(target.size);
         let slot = &mut self.slots[i];
         slot.buffer.unmap();
@@ -371,6 +356,20 @@ impl StagedUploader {
         }
         Ok(())
     }
+}
+
+/// Submits the kernels already launched on `client` (they may still read `dst`, so they go
+/// before a copy into it), then resolves `dst` to its wgpu buffer range. The second value keeps
+/// the allocation bound in place while held.
+#[cfg(feature = "wgpu")]
+fn flushed_target(client: &Client, dst: &Handle) -> DspResult<(WgpuResource, impl Sized)> {
+    client
+        .flush()
+        .map_err(|e| device_error("submitting queued kernels failed", e))?;
+    let bound = client
+        .get_resource::<WgpuServer<AutoCompiler>>(dst.clone())
+        .map_err(|e| device_error("resolving a device buffer failed", e))?;
+    Ok((bound.resource().clone(), bound))
 }
 
 /// Runs `fill` over `0..len` in pieces on up to `threads` scoped threads. Each thread maps its
