@@ -1,46 +1,82 @@
-//! Measures how fast the synthetic recording computes samples (run with `--release`).
+//! Measures how fast the synthetic recording computes samples on one thread (run with `--release`).
 //!
-//! `cargo run --release -p dspk-types --example synthetic_throughput`
+//! `cargo run --release -p dspk-types --example synthetic_throughput [-- ROUNDS]`
 //!
-//! Prints rates by wall time and by the thread's CPU time (from `/proc/thread-self/stat` on
-//! Linux), so that a loaded machine still gives a fair single-thread figure.
+//! Reads windows of 384 channels × 30 000 samples (one second) near the end of a ten-hour default
+//! probe, through each read path, `ROUNDS` times (default 7) of 10 windows each, rotating the
+//! windows so no round reads what another did. Prints the best and the median round, by wall
+//! time and by the thread's CPU time (from `/proc/thread-self/stat` on Linux, 10 ms ticks), so a
+//! loaded machine still gives a fair single-thread figure. `read_stored_native` is the path
+//! `dspk scan` takes.
 
 use std::time::Instant;
 
 use dspk_types::{RecordingSource, SyntheticRecording};
 
+const WINDOW: u64 = 30_000;
+const WINDOWS_PER_ROUND: u64 = 10;
+
 fn main() -> Result<(), dspk_types::DspError> {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(7)
+        .max(1);
+    let t_build = Instant::now();
     let rec = SyntheticRecording::neuropixels(10 * 3600 * 30_000);
+    println!(
+        "built the ten-hour default probe in {:.2} ms",
+        t_build.elapsed().as_secs_f64() * 1e3
+    );
     let channels: Vec<usize> = (0..384).collect();
-    let window = 30_000u64;
-    let values = 384 * window as usize;
+    let values = 384 * WINDOW as usize;
     let mut f32_out = vec![0f32; values];
     let mut bytes = vec![0u8; 2 * values];
-    let start_sample = rec.info().samples - 20 * window;
+    let first = rec.info().samples - (rounds as u64 + 1) * WINDOWS_PER_ROUND * WINDOW;
     let mut checksum = 0f64;
     for (what, pass) in [
-        ("read (f32, channel-major)", 0),
-        ("read_stored (int16 bytes)", 1),
+        ("read_stored_native (int16, time-major)", 3),
+        ("read_stored (int16, channel-major)", 1),
         ("read_native (f32, time-major)", 2),
+        ("read (f32, channel-major)", 0),
     ] {
-        let (t0, c0) = (Instant::now(), cpu_seconds());
-        let mut s = start_sample;
-        for _ in 0..10 {
-            match pass {
-                0 => rec.read(&channels, s..s + window, &mut f32_out)?,
-                1 => rec.read_stored(&channels, s..s + window, &mut bytes)?,
-                _ => rec.read_native(s..s + window, &mut f32_out).map(|_| ())?,
+        let mut wall = Vec::new();
+        let mut cpu = Vec::new();
+        for round in 0..rounds {
+            let (t0, c0) = (Instant::now(), cpu_seconds());
+            let mut s = first + round as u64 * WINDOWS_PER_ROUND * WINDOW;
+            for _ in 0..WINDOWS_PER_ROUND {
+                let w = s..s + WINDOW;
+                match pass {
+                    0 => rec.read(&channels, w, &mut f32_out)?,
+                    1 => rec.read_stored(&channels, w, &mut bytes)?,
+                    2 => rec.read_native(w, &mut f32_out).map(|_| ())?,
+                    _ => rec.read_stored_native(w, &mut bytes).map(|_| ())?,
+                }
+                checksum += f64::from(f32_out[values / 2]) + f64::from(bytes[values]);
+                s += WINDOW;
             }
-            checksum += f64::from(f32_out[values / 2]) + f64::from(bytes[values]);
-            s += window;
+            wall.push(t0.elapsed().as_secs_f64());
+            if let Some(c) = cpu_seconds().zip(c0).map(|(b, a)| b - a) {
+                cpu.push(c);
+            }
         }
-        let secs = t0.elapsed().as_secs_f64();
-        let samples = 10.0 * values as f64;
-        let cpu = cpu_seconds().zip(c0).map(|(b, a)| b - a);
-        let by_cpu = cpu.map_or("n/a".to_string(), |c| format!("{:.0}", samples / c / 1e6));
+        let samples = (WINDOWS_PER_ROUND as usize * values) as f64;
+        let rate = |secs: &mut Vec<f64>| -> String {
+            secs.sort_by(f64::total_cmp);
+            match (secs.first(), secs.get(secs.len() / 2)) {
+                (Some(&best), Some(&med)) if best > 0.0 => format!(
+                    "best {:5.0}, median {:5.0}",
+                    samples / best / 1e6,
+                    samples / med / 1e6
+                ),
+                _ => "n/a".to_string(),
+            }
+        };
         println!(
-            "{what}: {:.0} M samples/s by wall time, {by_cpu} M samples/s by CPU time ({samples:.3e} samples)",
-            samples / secs / 1e6
+            "{what:<40} M samples/s: wall {} | cpu {} ({rounds} rounds of {samples:.3e} samples)",
+            rate(&mut wall),
+            rate(&mut cpu)
         );
     }
     println!("checksum {checksum}");
