@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::{
     ChannelInfo, DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource, SampleFormat,
@@ -11,8 +12,22 @@ use crate::{
 /// Samples summed by the noise's moving sum (its band limit: first zero at `rate / NOISE_TAPS`).
 pub const NOISE_TAPS: usize = 4;
 
-/// The largest amplitude, in stored counts, any component may have (keeps the fixed-point
-/// arithmetic inside `i64`).
+/// Period, in samples, of the first noise table (2^16).
+pub const NOISE_PERIOD_A: usize = 65_536;
+
+/// Period, in samples, of the second noise table (65 521, the largest prime below 2^16): coprime
+/// to [`NOISE_PERIOD_A`], so their sum repeats only every `NOISE_PERIOD_A * NOISE_PERIOD_B`
+/// samples (about 39.8 hours at 30 kHz).
+pub const NOISE_PERIOD_B: usize = 65_521;
+
+/// The shortest per-channel sinusoid period, in samples (its frequency: 10 % of the rate).
+pub const SINE_PERIOD_MIN: usize = 10;
+
+/// The longest per-channel sinusoid period, in samples (its frequency: 1 % of the rate).
+pub const SINE_PERIOD_MAX: usize = 100;
+
+/// The largest amplitude, in stored counts, any component may have (keeps every sum well
+/// inside `f32`'s exact range of a count).
 pub const MAX_COMPONENT_COUNTS: f64 = 1_048_576.0;
 
 /// Samples of the default probe: 60 s at 30 kHz.
@@ -25,17 +40,27 @@ pub const DEFAULT_DEAD_CHANNELS: [usize; 2] = [3, 190];
 pub const DEFAULT_NOISY_CHANNELS: [usize; 2] = [77, 301];
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-const STREAM_NOISE: u64 = 0x6E6F_6973_6500_0001;
+const STREAM_NOISE_A: u64 = 0x6E6F_6973_6500_0001;
+const STREAM_NOISE_B: u64 = 0x6E6F_6973_6500_0004;
 const STREAM_SPIKE: u64 = 0x7370_696B_6500_0002;
 const STREAM_SINE: u64 = 0x7369_6E65_0000_0003;
-const SINE_TABLE_BITS: u32 = 10;
-const SINE_TABLE_LEN: usize = 1 << SINE_TABLE_BITS;
-const Q15: f64 = 32767.0;
 const LINE_HZ: f64 = 60.0;
-/// Samples per time block of a time-major read (keeps one block of every channel in cache).
-const NATIVE_BLOCK: usize = 256;
+/// `NOISE_PERIOD_A` over the golden ratio, rounded to odd (coprime to the period).
+const NOISE_STEP_A: u64 = 40_503;
+/// `NOISE_PERIOD_B` over the golden ratio, rounded (coprime to the prime period).
+const NOISE_STEP_B: u64 = 40_494;
+/// Samples the generator computes per pass (an `f32` stack block); every table is extended by
+/// this many samples past its period so that one pass reads each table contiguously.
+const GEN: usize = 256;
+/// Frames per time block of a time-major read: the block of every channel stays in cache.
+const NATIVE_BLOCK: usize = 64;
 /// Samples computed per call of the generator in channel-major reads (a stack buffer).
 const GEN_BLOCK: usize = 2048;
+/// `1.5 × 2^23`: adding it to an `f32` of magnitude below 2^22 rounds it to an integer (ties to
+/// even) held in the low mantissa bits.
+const ROUND_MAGIC: f32 = 12_582_912.0;
+/// Bit pattern of [`ROUND_MAGIC`].
+const ROUND_MAGIC_BITS: i32 = 0x4B40_0000;
 
 /// SplitMix64's finaliser: a bijective 64-bit mix, the counter-based hash behind every value.
 #[inline(always)]
@@ -53,6 +78,74 @@ fn noise_u(key: u64, t: u64) -> i64 {
         + i64::from((h >> 16) as i16)
         + i64::from((h >> 32) as i16)
         + i64::from((h >> 48) as i16)
+}
+
+/// `v` rounded to the nearest integer (ties to even) and saturated to the `int16` range,
+/// branch-free so that loops of it vectorise.
+#[inline(always)]
+fn round_to_i16(v: f32) -> i16 {
+    let lo = f32::from(i16::MIN);
+    let hi = f32::from(i16::MAX);
+    // Not `f32::clamp`: plain compares keep the loop branch-free (the values are never NaN).
+    let c = if v < lo { lo } else { v };
+    let c = if c > hi { hi } else { c };
+    ((c + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS) as i16
+}
+
+/// One noise table: `period` samples of band-limited noise (a circular moving sum of
+/// [`NOISE_TAPS`] hashed values) with mean 0 and RMS 1 over the period, followed by its first
+/// [`GEN`] samples again.
+fn noise_table(key: u64, period: usize) -> Vec<f32> {
+    let u: Vec<i64> = (0..period as u64).map(|i| noise_u(key, i)).collect();
+    let w: Vec<i64> = (0..period)
+        .map(|i| (0..NOISE_TAPS).map(|k| u[(i + period - k) % period]).sum())
+        .collect();
+    // Mean and variance exactly, in integers, then one correctly rounded division each.
+    let s1: i128 = w.iter().map(|&v| i128::from(v)).sum();
+    let s2: i128 = w.iter().map(|&v| i128::from(v) * i128::from(v)).sum();
+    let p = period as i128;
+    let mean = s1 as f64 / p as f64;
+    let std = (((p * s2 - s1 * s1) as f64) / (p * p) as f64).sqrt();
+    (0..period + GEN)
+        .map(|i| ((w[i % period] as f64 - mean) / std) as f32)
+        .collect()
+}
+
+/// `amplitude · sin(2π k / period)` for `k` in `0..period + GEN`.
+fn sine_table(period: usize, amplitude: f64) -> impl Iterator<Item = f32> {
+    (0..period + GEN).map(move |k| {
+        let phase = (k % period) as f64 / period as f64 * std::f64::consts::TAU;
+        (phase.sin() * amplitude) as f32
+    })
+}
+
+/// The tables every channel reads (built once per recording; nothing proportional to the
+/// recording's length).
+struct Tables {
+    /// Noise table of period [`NOISE_PERIOD_A`].
+    noise_a: Vec<f32>,
+    /// Noise table of period [`NOISE_PERIOD_B`].
+    noise_b: Vec<f32>,
+    /// The sinusoids in counts, one table per period `SINE_PERIOD_MIN..=SINE_PERIOD_MAX`, each
+    /// `period + GEN` long, back to back.
+    sines: Vec<f32>,
+    /// Where the table of period `SINE_PERIOD_MIN + i` starts in `sines`.
+    sine_at: Vec<usize>,
+    /// The line component in counts: `line_period + GEN` samples (zeros when it is left out).
+    line: Vec<f32>,
+    /// The line component's period in samples (1 when it is left out).
+    line_period: usize,
+}
+
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tables")
+            .field("noise_a", &self.noise_a.len())
+            .field("noise_b", &self.noise_b.len())
+            .field("sines", &self.sines.len())
+            .field("line_period", &self.line_period)
+            .finish_non_exhaustive()
+    }
 }
 
 /// How to build a [`SyntheticRecording`]. Public fields; [`SyntheticRecording::new`] validates.
@@ -146,13 +239,21 @@ impl Default for SyntheticConfig {
 #[derive(Debug, Clone)]
 struct ChannelGen {
     dead: bool,
-    noise_key: u64,
-    /// Q32 multiplier from the moving sum to counts.
-    noise_scale: i64,
+    /// Counts per unit of the two noise tables' sum.
+    noise_scale: f32,
+    /// Offset of the channel's reading of the first noise table, in `0..NOISE_PERIOD_A`.
+    noise_a: u64,
+    /// Offset of the channel's reading of the second noise table, in `0..NOISE_PERIOD_B`.
+    noise_b: u64,
     spike_key: u64,
-    sine_step: u32,
-    sine_phase: u32,
-    line_phase: u32,
+    /// The sinusoid's period in samples.
+    sine_period: u64,
+    /// Where the table of that period starts in `Tables::sines`.
+    sine_at: usize,
+    /// The sinusoid's phase, in samples of its period.
+    sine_phase: u64,
+    /// The line component's phase, in samples of its period.
+    line_phase: u64,
 }
 
 /// A deterministic, seeded, Neuropixels-like recording computed on demand.
@@ -162,24 +263,39 @@ struct ChannelGen {
 /// Every stored value is an `int16` computed from `(seed, channel, sample)` alone, so any window
 /// of any length is computed independently of every other (a read split anywhere equals one
 /// read, bit for bit) and the recording holds no state proportional to its length: ten hours of
-/// 384 channels are described and read at their end in the memory of the window asked for.
+/// 384 channels are described and read at their end in the memory of the window asked for, plus
+/// about 0.65 MB of tables built once from the seed.
 ///
-/// A normal channel's stored value at sample `t` is the sum, in stored units (counts), rounded
-/// and saturated to the `int16` range, of:
-/// - **band-limited noise**: a counter-based hash (SplitMix64's finaliser) of
-///   `(seed, channel, t)` gives four uniform 16-bit values; their sum, summed again over the
-///   [`NOISE_TAPS`] samples `t-3..=t` (a moving sum: a low-pass whose first zero is at a quarter
-///   of the sample rate, 7.5 kHz at 30 kHz), is scaled in fixed point to
-///   [`SyntheticConfig::noise_rms_uv`] (RMS over a long window);
+/// A normal channel's stored value at sample `t` is the sum, computed in `f32` in the order
+/// listed, then rounded (ties to even) and saturated to the `int16` range, of:
+/// - **band-limited noise**: two noise tables are built once per recording from the seed, of
+///   periods [`NOISE_PERIOD_A`] (2^16) and [`NOISE_PERIOD_B`] (65 521, prime) samples. Each holds
+///   a circular moving sum over [`NOISE_TAPS`] samples of hashed white noise (a counter-based
+///   hash, SplitMix64's finaliser, of `(seed, table, index)` gives four uniform 16-bit values
+///   per index, summed), normalised to mean 0 and RMS 1 over its period: a low-pass whose first
+///   zero is at a quarter of the sample rate, 7.5 kHz at 30 kHz, with autocorrelation
+///   `(4 - lag) / 4` up to lag 4 and 0 beyond. A channel reads both tables from its own offsets:
+///   `noise(t) = (A[(t + a_c) mod P_A] + B[(t + b_c) mod P_B]) × scale_c`, where `scale_c` is
+///   [`SyntheticConfig::noise_rms_uv`] in counts over √2. The offsets step by a golden-ratio
+///   fraction of the period from channel to channel (from a seeded start), so no two of the
+///   default probe's channels read either table within a few samples of each other: channels
+///   are uncorrelated at lag 0. **Honest limits:** each table repeats every 2.18 s at 30 kHz
+///   (so a channel's noise has autocorrelation about 0.5 at lags of multiples of 65 536 and of
+///   65 521 samples), two channels share one table at one lag each (correlation about 0.5
+///   there), and the sum repeats only every `P_A × P_B` samples, about 39.8 hours at 30 kHz.
+///   Over one full joint period the noise's RMS is exactly `noise_rms_uv`;
 /// - **two sinusoids** of amplitude [`SyntheticConfig::sine_amplitude_uv`] each: a per-channel
-///   one whose frequency is hashed between 1 % and 10 % of the sample rate (300 Hz–3 kHz at
-///   30 kHz), and a 60 Hz "line" component shared by every channel (with a per-channel phase;
-///   left out when 60 Hz is above 45 % of the rate). Both use an exact 32-bit phase accumulator
-///   and a 1024-entry sine table: integer arithmetic only, no trigonometry per sample;
+///   one whose period is a hashed whole number of samples in
+///   [`SINE_PERIOD_MIN`]`..=`[`SINE_PERIOD_MAX`] (10 % to 1 % of the sample rate, 300 Hz–3 kHz
+///   at 30 kHz) with a hashed phase, and a "line" component shared by every channel (with a
+///   per-channel hashed phase) whose period is `rate / 60 Hz` rounded to whole samples (exactly
+///   60 Hz at 30 kHz; left out when 60 Hz is above 45 % of the rate). Both are read from tables
+///   of one period each, built once with `f64` `sin`: no trigonometry per sample;
 /// - **spikes**: time is cut into bins of `round(rate / spike_rate_hz)` samples; each bin of
 ///   each channel holds one spike at a hashed position, with a fixed 2 ms waveform (a negative
-///   trough 0.6 ms in, then a smaller positive repolarisation) whose trough depth is hashed
-///   between [`SyntheticConfig::spike_min_uv`] and [`SyntheticConfig::spike_max_uv`].
+///   trough 0.6 ms in, then a smaller positive repolarisation) whose trough depth is a hashed
+///   whole number of counts between [`SyntheticConfig::spike_min_uv`] and
+///   [`SyntheticConfig::spike_max_uv`].
 ///
 /// A **dead** channel holds [`SyntheticConfig::dead_level`] at every sample (zero variance). A
 /// **noisy** channel is a normal channel whose noise is [`SyntheticConfig::noisy_factor`] times
@@ -217,14 +333,12 @@ pub struct SyntheticRecording {
     dead: Vec<usize>,
     noisy: Vec<usize>,
     gens: Vec<ChannelGen>,
-    sine_table: Box<[i32; SINE_TABLE_LEN]>,
-    sine_amp: i64,
-    line_step: u32,
-    line_amp: i64,
+    /// Shared by clones: built once from the seed, read-only.
+    tables: Arc<Tables>,
     /// Spike bin length in samples; 0 when there are no spikes.
     spike_bin: u64,
-    /// The waveform in Q15, trough at -32767.
-    waveform: Vec<i32>,
+    /// The waveform, its trough at -1.
+    waveform: Vec<f32>,
     spike_min: i64,
     spike_span: u64,
 }
@@ -324,49 +438,59 @@ impl SyntheticRecording {
             (0, Vec::new())
         };
 
-        // Standard deviation of the moving sum: NOISE_TAPS × 4 uniform 16-bit values.
-        let uniform_var = (65536.0f64 * 65536.0 - 1.0) / 12.0;
-        let sum_std = ((NOISE_TAPS * 4) as f64 * uniform_var).sqrt();
-        let q32 = 4_294_967_296.0f64;
-        let step_for = |hz: f64| -> u32 { (hz / rate_hz * q32).round() as u32 };
-        let line_step = if LINE_HZ <= 0.45 * rate_hz {
-            step_for(LINE_HZ)
+        let line_period = if LINE_HZ <= 0.45 * rate_hz {
+            (rate_hz / LINE_HZ).round() as usize
         } else {
-            0
+            1
         };
-        let line_amp = if line_step == 0 {
-            0
-        } else {
-            sine_counts.round() as i64
+        let line_amp = if line_period > 1 { sine_counts } else { 0.0 };
+        let mut sines = Vec::new();
+        let mut sine_at = Vec::new();
+        for period in SINE_PERIOD_MIN..=SINE_PERIOD_MAX {
+            sine_at.push(sines.len());
+            sines.extend(sine_table(period, sine_counts));
+        }
+        let seed_key = mix64(config.seed ^ 0x7461_626C_6573_0005);
+        let tables = Tables {
+            noise_a: noise_table(mix64(seed_key ^ STREAM_NOISE_A), NOISE_PERIOD_A),
+            noise_b: noise_table(mix64(seed_key ^ STREAM_NOISE_B), NOISE_PERIOD_B),
+            sines,
+            sine_at,
+            line: sine_table(line_period, line_amp).collect(),
+            line_period,
         };
 
+        // Golden-ratio steps: consecutive channels' offsets spread evenly over each period.
+        let start_a = mix64(seed_key ^ STREAM_NOISE_A ^ GOLDEN) % NOISE_PERIOD_A as u64;
+        let start_b = mix64(seed_key ^ STREAM_NOISE_B ^ GOLDEN) % NOISE_PERIOD_B as u64;
         let gens = (0..n)
             .map(|c| {
                 let ckey = mix64(config.seed ^ mix64(c as u64 ^ 0xC4A7_0000_0000_0000));
                 let sine_h = mix64(ckey ^ STREAM_SINE);
-                let frac = 0.01 + 0.09 * ((sine_h >> 11) as f64 / (1u64 << 53) as f64);
+                let periods = (SINE_PERIOD_MAX - SINE_PERIOD_MIN + 1) as u64;
+                let slot = (sine_h % periods) as usize;
+                let sine_period = (SINE_PERIOD_MIN + slot) as u64;
                 let factor = if config.noisy.contains(&c) {
                     f64::from(config.noisy_factor)
                 } else {
                     1.0
                 };
+                let c64 = c as u64;
                 ChannelGen {
                     dead: config.dead.contains(&c),
-                    noise_key: mix64(ckey ^ STREAM_NOISE),
-                    noise_scale: (noise_counts * factor / sum_std * q32).round() as i64,
+                    noise_scale: (noise_counts * factor / std::f64::consts::SQRT_2) as f32,
+                    noise_a: (start_a + (c64 % NOISE_PERIOD_A as u64) * NOISE_STEP_A)
+                        % NOISE_PERIOD_A as u64,
+                    noise_b: (start_b + (c64 % NOISE_PERIOD_B as u64) * NOISE_STEP_B)
+                        % NOISE_PERIOD_B as u64,
                     spike_key: mix64(ckey ^ STREAM_SPIKE),
-                    sine_step: step_for(frac * rate_hz),
-                    sine_phase: sine_h as u32,
-                    line_phase: (sine_h >> 32) as u32,
+                    sine_period,
+                    sine_at: tables.sine_at[slot],
+                    sine_phase: (sine_h >> 16) % sine_period,
+                    line_phase: (sine_h >> 32) % line_period as u64,
                 }
             })
             .collect();
-
-        let mut sine_table = Box::new([0i32; SINE_TABLE_LEN]);
-        for (i, v) in sine_table.iter_mut().enumerate() {
-            *v = ((i as f64 / SINE_TABLE_LEN as f64 * std::f64::consts::TAU).sin() * Q15).round()
-                as i32;
-        }
 
         let mut dead = config.dead.clone();
         dead.sort_unstable();
@@ -409,10 +533,7 @@ impl SyntheticRecording {
             dead,
             noisy,
             gens,
-            sine_table,
-            sine_amp: sine_counts.round() as i64,
-            line_step,
-            line_amp,
+            tables: Arc::new(tables),
             spike_bin,
             waveform,
             spike_min,
@@ -464,58 +585,69 @@ impl SyntheticRecording {
             out.fill(self.config.dead_level);
             return;
         }
-        let key = g.noise_key;
-        // The moving sum's history: u(t-1), u(t-2), u(t-3).
-        let mut u1 = noise_u(key, start.wrapping_sub(1));
-        let mut u2 = noise_u(key, start.wrapping_sub(2));
-        let mut u3 = noise_u(key, start.wrapping_sub(3));
-        let table = &*self.sine_table;
-        let shift = 32 - SINE_TABLE_BITS;
-        let wave = &self.waveform[..];
-        let (sine_amp, line_amp, line_step) = (self.sine_amp, self.line_amp, self.line_step);
+        let mut block = [0f32; GEN];
         let mut t = start;
-        let mut rest = out;
-        while !rest.is_empty() {
-            // One spike bin (or everything, without spikes) at a time.
-            let (seg_len, spike_start, spike_amp, wlen) = match t.checked_div(self.spike_bin) {
-                Some(bin) => {
-                    let bin_start = bin * self.spike_bin;
-                    let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
-                    let off = (h & 0xFFFF_FFFF) % (self.spike_bin - wave.len() as u64);
-                    let amp = self.spike_min + ((h >> 32) % self.spike_span) as i64;
-                    let left = bin_start.saturating_add(self.spike_bin) - t;
-                    let len = usize::try_from(left).unwrap_or(usize::MAX).min(rest.len());
-                    (len, bin_start + off, amp, wave.len() as u64)
-                }
-                None => (rest.len(), 0, 0, 0),
-            };
-            let (seg, tail) = rest.split_at_mut(seg_len);
-            for o in seg {
-                let u0 = noise_u(key, t);
-                let sum = u0 + u1 + u2 + u3;
-                (u3, u2, u1) = (u2, u1, u0);
-                let mut v = (sum * g.noise_scale + (1 << 31)) >> 32;
-                let tl = t as u32;
-                let ps = tl.wrapping_mul(g.sine_step).wrapping_add(g.sine_phase) >> shift;
-                let pl = tl.wrapping_mul(line_step).wrapping_add(g.line_phase) >> shift;
-                v += (i64::from(table[ps as usize]) * sine_amp
-                    + i64::from(table[pl as usize]) * line_amp)
-                    >> 15;
-                let w = t.wrapping_sub(spike_start);
-                if w < wlen {
-                    v += (i64::from(wave[w as usize]) * spike_amp) >> 15;
-                }
-                *o = v.clamp(i64::from(i16::MIN), i64::from(i16::MAX)) as i16;
-                t += 1;
+        for chunk in out.chunks_mut(GEN) {
+            let values = &mut block[..chunk.len()];
+            self.unrounded(g, t, values);
+            for (o, &v) in chunk.iter_mut().zip(values.iter()) {
+                *o = round_to_i16(v);
             }
-            rest = tail;
+            t += chunk.len() as u64;
+        }
+    }
+
+    /// The values of channel `g` at samples `t..t + out.len()` (at most [`GEN`], already
+    /// checked) before rounding: noise and sinusoids in one branch-free pass over contiguous
+    /// table slices, then each spike that overlaps the block added on top.
+    #[inline]
+    fn unrounded(&self, g: &ChannelGen, t: u64, out: &mut [f32]) {
+        let n = out.len();
+        let tables = &*self.tables;
+        let (pa, pb) = (NOISE_PERIOD_A as u64, NOISE_PERIOD_B as u64);
+        let line_period = tables.line_period as u64;
+        // Each table holds GEN samples past its period, so these slices never wrap.
+        let ia = ((t % pa + g.noise_a) % pa) as usize;
+        let ib = ((t % pb + g.noise_b) % pb) as usize;
+        let is = g.sine_at + ((t % g.sine_period + g.sine_phase) % g.sine_period) as usize;
+        let il = ((t % line_period + g.line_phase) % line_period) as usize;
+        let a = &tables.noise_a[ia..ia + n];
+        let b = &tables.noise_b[ib..ib + n];
+        let sine = &tables.sines[is..is + n];
+        let line = &tables.line[il..il + n];
+        let scale = g.noise_scale;
+        for ((((o, &a), &b), &s), &l) in out.iter_mut().zip(a).zip(b).zip(sine).zip(line) {
+            *o = (a + b) * scale + s + l;
+        }
+        let bin_len = self.spike_bin;
+        if bin_len == 0 {
+            return;
+        }
+        let wave = &self.waveform[..];
+        let wlen = wave.len() as u64;
+        let end = t + n as u64;
+        let mut bin = t / bin_len;
+        // One spike per bin, wholly inside its bin: only the bins overlapping the block matter.
+        while let Some(bin_start) = bin.checked_mul(bin_len).filter(|&s| s < end) {
+            let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
+            let spike = bin_start + (h & 0xFFFF_FFFF) % (bin_len - wlen);
+            let depth = (self.spike_min + ((h >> 32) % self.spike_span) as i64) as f32;
+            let (lo, hi) = (spike.max(t), spike.saturating_add(wlen).min(end));
+            if lo < hi {
+                let w = &wave[(lo - spike) as usize..(hi - spike) as usize];
+                let o = &mut out[(lo - t) as usize..(hi - t) as usize];
+                for (o, &w) in o.iter_mut().zip(w) {
+                    *o += w * depth;
+                }
+            }
+            bin += 1;
         }
     }
 }
 
-/// The fixed spike waveform at `rate_hz`, 2 ms long (at least 1 sample), in Q15 with its
-/// deepest sample at -32767.
-fn spike_waveform(rate_hz: f64) -> Vec<i32> {
+/// The fixed spike waveform at `rate_hz`, 2 ms long (at least 1 sample), with its deepest
+/// sample at exactly -1.
+fn spike_waveform(rate_hz: f64) -> Vec<f32> {
     let len = ((0.002 * rate_hz).round() as usize).max(1);
     let raw: Vec<f64> = (0..len)
         .map(|k| {
@@ -525,11 +657,9 @@ fn spike_waveform(rate_hz: f64) -> Vec<i32> {
         .collect();
     let depth = raw.iter().fold(0.0f64, |m, &v| m.min(v));
     if depth >= 0.0 {
-        return vec![-32767; len];
+        return vec![-1.0; len];
     }
-    raw.iter()
-        .map(|&v| (v / -depth * Q15).round() as i32)
-        .collect()
+    raw.iter().map(|&v| (v / -depth) as f32).collect()
 }
 
 impl RecordingSource for SyntheticRecording {
