@@ -3,3 +3,4 @@
 mod device;
 mod exit;
 mod kernels;
+mod upload;

@@ -114,8 +114,7 @@ pub(crate) fn device_pass(
     let stored = decoder.stored_handle().clone();
     let frame_bytes = info.frame_bytes();
     let capacity = (schedule.max_read_samples() as usize * frame_bytes) as u64;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_FILL_THREADS));
-    let mut uploader = Uploader::new(client, capacity, threads);
+    let mut uploader = Uploader::new(client, capacity, fill_threads())?;
     upload_window(&mut uploader, &stored, source, order, &windows[0])?;
     for (i, window) in windows.iter().enumerate() {
         let decoded = decoder.decode_uploaded(window.read_len())?;
@@ -135,8 +134,15 @@ pub(crate) fn device_pass(
     Ok(report)
 }
 
-/// Threads that fill staging buffers at most (more gain nothing against the bus).
-const MAX_FILL_THREADS: usize = 8;
+/// Threads that fill staging buffers at most.
+const MAX_FILL_THREADS: usize = 16;
+
+/// Threads that fill staging buffers: one per core, at most [`MAX_FILL_THREADS`] (copies from
+/// the page cache stop gaining before that; a computed source such as the synthetic recording
+/// keeps gaining up to one per core).
+pub(crate) fn fill_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_FILL_THREADS))
+}
 
 /// Queues `window`'s stored bytes, in `order`, into the device buffer `stored`.
 fn upload_window(

@@ -1,13 +1,20 @@
 //! Host→device uploads of windows into reusable device buffers, as fast as the runtime allows.
 //!
-//! On wgpu devices dspk opened, [`Uploader`] writes through persistent `MAP_WRITE | COPY_SRC`
-//! staging buffers: several threads fill a mapped buffer in place (each piece goes from the
-//! source through a cache-sized scratch buffer into the mapping), the copy into the device buffer
-//! is queued on the device's own queue, and the staging buffer is mapped again while the device
-//! works, so filling window i+1 overlaps the copy and kernels of window i. CubeCL's own
-//! `Client::write` allocates a fresh staging buffer per call (measured at 0.56 GB/s for windows
-//! above 8 MiB on an H200); this path allocates nothing per window. Other runtimes, and wgpu
-//! devices registered by an embedding application, fall back to `Client::write` in pieces.
+//! [`Uploader`] owns two persistent staging buffers: several threads fill one in place while
+//! the device copies out of the other, and the copy into the device buffer is queued on the
+//! device's own queue, ordered after the kernels already launched. Nothing is allocated per
+//! window. The staging memory ([`Staging`]):
+//! - on Vulkan devices dspk opened, system memory that dspk allocates itself and maps once
+//!   ([`Staging::HostCached`]): the CPU writes it at memory speed, the device's copy pulls it
+//!   across the bus in bulk (what a pinned buffer is to CUDA). wgpu's own mapped buffers sit in
+//!   the device's BAR memory when it has any, where each CPU store crosses the bus;
+//! - on other wgpu devices dspk opened, wgpu's `MAP_WRITE | COPY_SRC` buffers, re-mapped as soon
+//!   as their copy is queued ([`Staging::Mapped`]);
+//! - elsewhere (other runtimes, devices registered by an embedding application), CubeCL's
+//!   `Client::write` in pieces ([`Staging::Write`]); it allocates a staging buffer per call
+//!   (measured at 0.56 GB/s for windows above 8 MiB on an H200).
+//!
+//! `DSPK_UPLOAD` ([`UPLOAD_ENV`]) picks a path by name, for measurements.
 
 #[cfg(feature = "wgpu")]
 use std::sync::Arc;
@@ -23,11 +30,72 @@ use cubecl::wgpu::wgpu;
 use cubecl::wgpu::{AutoCompiler, WgpuResource, WgpuServer};
 use dspk_types::{DspError, DspResult};
 
+#[cfg(vulkan_host)]
+mod host;
+
 /// Copy alignment of device buffers, in bytes.
 const COPY_ALIGN: u64 = 4;
 
 /// Bytes per `Client::write` on the fallback path (larger writes were measured to collapse).
 const FALLBACK_PIECE_BYTES: usize = 8 << 20;
+
+/// The environment variable that picks the upload path (for measurements):
+/// `host`, `host-uncached`, `mapped` or `write` (see [`Staging`]). Unset: the fastest available.
+pub const UPLOAD_ENV: &str = "DSPK_UPLOAD";
+
+/// Where an [`Uploader`]'s bytes wait before the device copies them in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Staging {
+    /// A buffer in host-cached system memory that dspk allocated on the Vulkan device, mapped
+    /// once; the device's copy pulls it across the bus (like a pinned host buffer). The default
+    /// on Vulkan.
+    HostCached,
+    /// The same in uncached (write-combined) system memory.
+    HostUncached,
+    /// wgpu's own `MAP_WRITE` buffers, re-mapped after every copy. wgpu puts them in
+    /// device-local, host-visible memory where the device has it (a discrete GPU's BAR), so
+    /// the CPU's stores are what cross the bus. The default on wgpu devices that are not Vulkan.
+    Mapped,
+    /// CubeCL's `Client::write` in pieces: other runtimes, and devices dspk did not open.
+    Write,
+}
+
+impl Staging {
+    /// The name `DSPK_UPLOAD` takes for this path.
+    pub fn name(self) -> &'static str {
+        match self {
+            Staging::HostCached => "host",
+            Staging::HostUncached => "host-uncached",
+            Staging::Mapped => "mapped",
+            Staging::Write => "write",
+        }
+    }
+
+    /// The path `name` names (as in [`Staging::name`]).
+    pub fn from_name(name: &str) -> DspResult<Self> {
+        [
+            Staging::HostCached,
+            Staging::HostUncached,
+            Staging::Mapped,
+            Staging::Write,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
+        .ok_or_else(|| {
+            DspError::config(format!(
+                "{UPLOAD_ENV}={name:?} is not an upload path (host, host-uncached, mapped, write)"
+            ))
+        })
+    }
+
+    /// The path asked for by `DSPK_UPLOAD`, if set.
+    pub fn from_env() -> DspResult<Option<Self>> {
+        match std::env::var(UPLOAD_ENV) {
+            Ok(v) if !v.trim().is_empty() => Self::from_name(v.trim()).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
 
 /// Uploads windows of at most a fixed size into device buffers (see the module docs).
 pub struct Uploader {
@@ -45,12 +113,23 @@ enum UploadPath {
 
 impl Uploader {
     /// An uploader for `client` carrying up to `capacity` bytes per upload, filled by `threads`
-    /// threads (at least one).
-    pub fn new(client: &Client, capacity: u64, threads: usize) -> Self {
+    /// threads (at least one), through the path `DSPK_UPLOAD` names, else the fastest this
+    /// device has ([`Staging::HostCached`] on Vulkan, then [`Staging::Mapped`], then
+    /// [`Staging::Write`]).
+    pub fn new(client: &Client, capacity: u64, threads: usize) -> DspResult<Self> {
+        let wanted = Staging::from_env()?.unwrap_or(Staging::HostCached);
+        Ok(Self::with_staging(client, capacity, threads, wanted))
+    }
+
+    /// As [`Uploader::new`], asking for `wanted`; a path the device does not offer falls back
+    /// to the next one in the order host, mapped, write ([`Uploader::staging`] says which).
+    pub fn with_staging(client: &Client, capacity: u64, threads: usize, wanted: Staging) -> Self {
         let threads = threads.max(1);
         #[cfg(feature = "wgpu")]
-        if let Some((device, queue)) = crate::registry::wgpu_handles_of(client) {
-            let staged = StagedUploader::new(client, device, queue, capacity, 2, threads);
+        if wanted != Staging::Write
+            && let Some((device, queue)) = crate::registry::wgpu_handles_of(client)
+        {
+            let staged = StagedUploader::new(client, device, queue, capacity, 2, threads, wanted);
             return Self {
                 client: client.clone(),
                 capacity: staged.capacity(),
@@ -58,6 +137,7 @@ impl Uploader {
                 path: UploadPath::Staged(staged),
             };
         }
+        let _ = wanted;
         Self {
             client: client.clone(),
             capacity: capacity.next_multiple_of(COPY_ALIGN),
@@ -66,15 +146,19 @@ impl Uploader {
         }
     }
 
-    /// Whether uploads go through dspk's own mapped staging buffers (else `Client::write`).
-    pub fn is_staged(&self) -> bool {
-        match self.path {
+    /// The path uploads take.
+    pub fn staging(&self) -> Staging {
+        match &self.path {
             #[cfg(feature = "wgpu")]
-            UploadPath::Staged(_) => true,
-            UploadPath::Write => false,
+            UploadPath::Staged(s) => s.staging,
+            UploadPath::Write => Staging::Write,
         }
     }
 
+    /// Whether uploads go through dspk's own staging buffers (else `Client::write`).
+    pub fn is_staged(&self) -> bool {
+        self.staging() != Staging::Write
+    }
     /// The most bytes one upload carries.
     pub fn capacity(&self) -> u64 {
         self.capacity
@@ -170,26 +254,43 @@ const MAPPED: u8 = 1;
 #[cfg(feature = "wgpu")]
 const FAILED: u8 = 2;
 
-/// Bytes a worker moves per step: small enough to stay in its core's cache between the read from
-/// the source and the write into mapped (often write-combined) memory.
+/// Bytes a worker moves per step through its scratch buffer when the staging memory is not
+/// host-cached: small enough to stay in its core's cache between the read from the source and
+/// the write into write-combined memory.
 #[cfg(feature = "wgpu")]
 const PIECE_BYTES: usize = 1 << 20;
+
+/// The memory behind one staging buffer.
+#[cfg(feature = "wgpu")]
+enum SlotMemory {
+    /// wgpu's mapped buffer; the state of its latest `map_async`.
+    Mapped(Arc<AtomicU8>),
+    /// dspk's host buffer, mapped for good.
+    #[cfg(vulkan_host)]
+    Host(host::HostBuffer),
+}
 
 #[cfg(feature = "wgpu")]
 struct Slot {
     buffer: wgpu::Buffer,
-    state: Arc<AtomicU8>,
+    memory: SlotMemory,
+    /// The submission of the latest copy out of this buffer, until it is known to be done.
     submission: Option<wgpu::SubmissionIndex>,
 }
 
 #[cfg(feature = "wgpu")]
 impl Slot {
-    fn remap(&mut self) {
-        self.state.store(PENDING, Ordering::Release);
-        let state = self.state.clone();
-        self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
-            state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
-        });
+    /// After a copy out of the buffer was queued: make it writable again once the copy is done
+    /// (wgpu's buffers are re-mapped; host buffers need nothing but the wait).
+    fn after_copy(&mut self, submission: wgpu::SubmissionIndex) {
+        self.submission = Some(submission);
+        if let SlotMemory::Mapped(state) = &self.memory {
+            state.store(PENDING, Ordering::Release);
+            let state = state.clone();
+            self.buffer.map_async(wgpu::MapMode::Write, .., move |r| {
+                state.store(if r.is_ok() { MAPPED } else { FAILED }, Ordering::Release);
+            });
+        }
     }
 }
 
@@ -198,8 +299,8 @@ fn device_error(what: &str, e: impl std::fmt::Display) -> DspError {
     DspError::config(format!("{what}: {e}"))
 }
 
-/// Uploads through persistent `MAP_WRITE | COPY_SRC` staging buffers that are re-mapped as soon
-/// as their copy is queued, so filling one overlaps the device's copy out of the other.
+/// Uploads through persistent staging buffers (host memory or wgpu's mapped buffers), two of
+/// them, so that filling one overlaps the device's copy out of the other.
 #[cfg(feature = "wgpu")]
 struct StagedUploader {
     client: Client,
@@ -209,11 +310,13 @@ struct StagedUploader {
     next: usize,
     capacity: u64,
     threads: usize,
+    staging: Staging,
 }
 
 #[cfg(feature = "wgpu")]
 impl StagedUploader {
-    /// `slots` staging buffers of `capacity` bytes each; `threads` workers fill them.
+    /// `slots` staging buffers of `capacity` bytes each of the `wanted` kind where the device
+    /// has it (else wgpu's mapped buffers); `threads` workers fill them.
     fn new(
         client: &Client,
         device: wgpu::Device,
@@ -221,22 +324,31 @@ impl StagedUploader {
         capacity: u64,
         slots: usize,
         threads: usize,
+        wanted: Staging,
     ) -> Self {
         let capacity = capacity
             .max(4)
             .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let slots = (0..slots.max(1))
-            .map(|i| Slot {
-                buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(&format!("dspk staging {i}")),
-                    size: capacity,
-                    usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: true,
-                }),
-                state: Arc::new(AtomicU8::new(MAPPED)),
-                submission: None,
-            })
-            .collect();
+        let slots = slots.max(1);
+        let host = Self::host_slots(&device, capacity, slots, wanted);
+        let (slots, staging) = match host {
+            Some(found) => found,
+            None => {
+                let slots = (0..slots)
+                    .map(|i| Slot {
+                        buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                            label: Some(&format!("dspk staging {i}")),
+                            size: capacity,
+                            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                            mapped_at_creation: true,
+                        }),
+                        memory: SlotMemory::Mapped(Arc::new(AtomicU8::new(MAPPED))),
+                        submission: None,
+                    })
+                    .collect();
+                (slots, Staging::Mapped)
+            }
+        };
         Self {
             client: client.clone(),
             device,
@@ -245,7 +357,48 @@ impl StagedUploader {
             next: 0,
             capacity,
             threads: threads.max(1),
+            staging,
         }
+    }
+
+    /// Host-memory staging buffers, when `wanted` asks for them and the device can give them.
+    #[cfg_attr(not(vulkan_host), expect(unused_variables, reason = "no Vulkan here"))]
+    fn host_slots(
+        device: &wgpu::Device,
+        capacity: u64,
+        slots: usize,
+        wanted: Staging,
+    ) -> Option<(Vec<Slot>, Staging)> {
+        #[cfg(vulkan_host)]
+        {
+            let kind = match wanted {
+                Staging::HostCached => host::HostMemoryKind::Cached,
+                Staging::HostUncached => host::HostMemoryKind::Uncached,
+                Staging::Mapped | Staging::Write => return None,
+            };
+            let mut made = Vec::with_capacity(slots);
+            for i in 0..slots {
+                let label = format!("dspk host staging {i}");
+                let host = host::HostBuffer::new(device, capacity, kind, &label)?;
+                made.push(host);
+            }
+            let staging = if made.iter().all(|h| h.cached) {
+                Staging::HostCached
+            } else {
+                Staging::HostUncached
+            };
+            let slots = made
+                .into_iter()
+                .map(|h| Slot {
+                    buffer: h.buffer.clone(),
+                    memory: SlotMemory::Host(h),
+                    submission: None,
+                })
+                .collect();
+            Some((slots, staging))
+        }
+        #[cfg(not(vulkan_host))]
+        None
     }
 
     /// Bytes one upload can carry.
@@ -253,20 +406,36 @@ impl StagedUploader {
         self.capacity
     }
 
-    fn wait_mapped(&mut self, i: usize) -> DspResult<()> {
+    /// Waits until slot `i` can be written: its latest copy is done (and, for wgpu's buffers,
+    /// the buffer is mapped again).
+    fn wait_ready(&mut self, i: usize) -> DspResult<()> {
+        let slot = &mut self.slots[i];
         loop {
-            match self.slots[i].state.load(Ordering::Acquire) {
-                MAPPED => return Ok(()),
-                FAILED => return Err(DspError::config("a staging buffer could not be mapped")),
-                _ => {
-                    let submission_index = self.slots[i].submission.clone();
-                    self.device
-                        .poll(wgpu::PollType::Wait {
-                            submission_index,
-                            timeout: None,
-                        })
-                        .map_err(|e| device_error("waiting for the device failed", e))?;
-                }
+            let ready = match &slot.memory {
+                SlotMemory::Mapped(state) => match state.load(Ordering::Acquire) {
+                    MAPPED => true,
+                    FAILED => {
+                        return Err(DspError::config("a staging buffer could not be mapped"));
+                    }
+                    _ => false,
+                },
+                #[cfg(vulkan_host)]
+                SlotMemory::Host(_) => slot.submission.is_none(),
+            };
+            if ready {
+                return Ok(());
+            }
+            let submission_index = slot.submission.clone();
+            self.device
+                .poll(wgpu::PollType::Wait {
+                    submission_index,
+                    timeout: None,
+                })
+                .map_err(|e| device_error("waiting for the device failed", e))?;
+            #[cfg(vulkan_host)]
+            if let SlotMemory::Host(_) = slot.memory {
+                // The wait above returned after that submission completed.
+                slot.submission = None;
             }
         }
     }
@@ -274,9 +443,9 @@ impl StagedUploader {
     /// Fills `len` bytes of the next staging buffer and copies them into `dst` (from its start).
     ///
     /// `fill(offset, piece)` is called for consecutive pieces that together cover `0..len`, each
-    /// at most 1 MiB and a multiple of `align` bytes long (except where `len` itself is not), from
-    /// several threads at once. The copy is queued on the device after every kernel launched on
-    /// `client` so far, and before any launched after.
+    /// a multiple of `align` bytes long (except where `len` itself is not), from several threads
+    /// at once. The copy is queued on the device after every kernel launched on `client` so far,
+    /// and before any launched after.
     fn upload<F>(&mut self, dst: &Handle, len: usize, align: usize, fill: F) -> DspResult<()>
     where
         F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
@@ -285,8 +454,21 @@ impl StagedUploader {
         let padded = (len as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let i = self.next;
         self.next = (self.next + 1) % self.slots.len();
-        self.wait_mapped(i)?;
-        fill_parallel(&self.slots[i].buffer, len, align, self.threads, &fill)?;
+        self.wait_ready(i)?;
+        let threads = self.threads;
+        let slot = &mut self.slots[i];
+        match &mut slot.memory {
+            SlotMemory::Mapped(_) => {
+                let parts = mapped_parts(&slot.buffer, len, align, threads)?;
+                fill_parts(parts, align, true, &fill)?;
+            }
+            #[cfg(vulkan_host)]
+            SlotMemory::Host(host) => {
+                let scratch = !host.cached;
+                let parts = slice_parts(&mut host.bytes_mut()[..len], align, threads);
+                fill_parts(parts, align, scratch, &fill)?;
+            }
+        }
         let (target, _bound) = flushed_target(&self.client, dst)?;
         if target.size < padded {
             return Err(DspError::BufferOverrun {
@@ -296,15 +478,17 @@ impl StagedUploader {
             });
         }
         let slot = &mut self.slots[i];
-        slot.buffer.unmap();
+        if let SlotMemory::Mapped(_) = slot.memory {
+            slot.buffer.unmap();
+        }
         let mut encoder = self
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("dspk upload"),
             });
         encoder.copy_buffer_to_buffer(&slot.buffer, 0, &target.buffer, target.offset, padded);
-        slot.submission = Some(self.queue.submit([encoder.finish()]));
-        slot.remap();
+        let submission = self.queue.submit([encoder.finish()]);
+        slot.after_copy(submission);
         Ok(())
     }
 
@@ -319,12 +503,15 @@ impl StagedUploader {
             .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
             .min(self.capacity);
         let i = self.next;
-        self.wait_mapped(i)?;
+        self.wait_ready(i)?;
         let (target, _bound) = flushed_target(&self.client, dst)?;
         let padded = padded.min(target.size);
         let slot = &mut self.slots[i];
-        slot.buffer.unmap();
+        if let SlotMemory::Mapped(_) = slot.memory {
+            slot.buffer.unmap();
+        }
         let mut times = Vec::with_capacity(iters.max(1) + 1);
+        let mut last = None;
         for _ in 0..=iters.max(1) {
             let started = std::time::Instant::now();
             let mut encoder = self
@@ -336,14 +523,16 @@ impl StagedUploader {
             let index = self.queue.submit([encoder.finish()]);
             self.device
                 .poll(wgpu::PollType::Wait {
-                    submission_index: Some(index),
+                    submission_index: Some(index.clone()),
                     timeout: None,
                 })
                 .map_err(|e| device_error("waiting for the device failed", e))?;
             times.push(started.elapsed());
+            last = Some(index);
         }
-        slot.submission = None;
-        slot.remap();
+        if let Some(index) = last {
+            slot.after_copy(index);
+        }
         // The first copy warms up; the median of the rest.
         times.remove(0);
         times.sort();
@@ -352,7 +541,7 @@ impl StagedUploader {
 
     fn wait_idle(&mut self) -> DspResult<()> {
         for i in 0..self.slots.len() {
-            self.wait_mapped(i)?;
+            self.wait_ready(i)?;
         }
         Ok(())
     }
@@ -372,25 +561,23 @@ fn flushed_target(client: &Client, dst: &Handle) -> DspResult<(WgpuResource, imp
     Ok((bound.resource().clone(), bound))
 }
 
-/// Runs `fill` over `0..len` in pieces on up to `threads` scoped threads. Each thread maps its
-/// own part of the staging buffer (parts start at multiples of 8 bytes, as mapping requires) and
-/// moves its pieces from a cache-sized scratch buffer into the mapping.
+/// The byte length of each thread's part of `len` bytes: a multiple of `align` (whole frames)
+/// and of wgpu's mapping alignment, so that parts can be mapped one by one.
 #[cfg(feature = "wgpu")]
-fn fill_parallel<F>(
+fn part_len(len: usize, align: usize, threads: usize) -> usize {
+    let unit = lcm(align.max(1), wgpu::MAP_ALIGNMENT as usize);
+    len.div_ceil(unit).div_ceil(threads.max(1)) * unit
+}
+
+/// The parts of a mapped wgpu buffer's first `len` bytes, one per thread, each mapped on its own.
+#[cfg(feature = "wgpu")]
+fn mapped_parts(
     buffer: &wgpu::Buffer,
     len: usize,
     align: usize,
     threads: usize,
-    fill: &F,
-) -> DspResult<()>
-where
-    F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
-{
-    let align = align.max(1);
-    // Part boundaries: multiples of `align` (whole frames) and of the mapping alignment.
-    let unit = lcm(align, wgpu::MAP_ALIGNMENT as usize);
-    let piece = (PIECE_BYTES / align).max(1) * align;
-    let per_part = len.div_ceil(unit).div_ceil(threads.max(1)) * unit;
+) -> DspResult<Vec<(usize, usize, wgpu::BufferViewMut)>> {
+    let per_part = part_len(len, align, threads);
     let mut parts = Vec::new();
     let mut start = 0usize;
     while start < len {
@@ -402,14 +589,76 @@ where
         parts.push((start, end - start, view));
         start = end;
     }
-    let work = |(start, n, mut view): (usize, usize, wgpu::BufferViewMut)| -> DspResult<()> {
-        let mut scratch = vec![0u8; piece.min(n)];
-        let mut part = view.slice(..n);
+    Ok(parts)
+}
+
+/// The parts of `bytes`, one per thread.
+#[cfg(vulkan_host)]
+fn slice_parts(bytes: &mut [u8], align: usize, threads: usize) -> Vec<(usize, usize, &mut [u8])> {
+    let per_part = part_len(bytes.len(), align, threads);
+    bytes
+        .chunks_mut(per_part)
+        .enumerate()
+        .map(|(k, part)| (k * per_part, part.len(), part))
+        .collect()
+}
+
+/// Memory a fill thread writes: a mapped wgpu view (written through copies only) or plain bytes.
+#[cfg(feature = "wgpu")]
+trait PartMemory: Send {
+    /// Copies `src` to `at`.
+    fn write(&mut self, at: usize, src: &[u8]);
+    /// The memory as a slice, where it can be written in place.
+    fn bytes(&mut self) -> Option<&mut [u8]>;
+}
+
+#[cfg(feature = "wgpu")]
+impl PartMemory for wgpu::BufferViewMut {
+    fn write(&mut self, at: usize, src: &[u8]) {
+        self.slice(at..at + src.len()).copy_from_slice(src);
+    }
+    fn bytes(&mut self) -> Option<&mut [u8]> {
+        None
+    }
+}
+
+#[cfg(feature = "wgpu")]
+impl PartMemory for &mut [u8] {
+    fn write(&mut self, at: usize, src: &[u8]) {
+        self[at..at + src.len()].copy_from_slice(src);
+    }
+    fn bytes(&mut self) -> Option<&mut [u8]> {
+        Some(self)
+    }
+}
+
+/// Runs `fill` over every part (`(offset, length, memory)`) on scoped threads, one per part, in
+/// pieces that are multiples of `align` bytes: straight into the memory where it is plain,
+/// host-cached memory (`!scratch`), else through a cache-sized scratch buffer (write-combined
+/// memory wants each line written once, whole).
+#[cfg(feature = "wgpu")]
+fn fill_parts<P, F>(
+    parts: Vec<(usize, usize, P)>,
+    align: usize,
+    scratch: bool,
+    fill: &F,
+) -> DspResult<()>
+where
+    P: PartMemory,
+    F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
+{
+    let align = align.max(1);
+    let piece = (PIECE_BYTES / align).max(1) * align;
+    let work = |(start, n, mut memory): (usize, usize, P)| -> DspResult<()> {
+        if !scratch && let Some(bytes) = memory.bytes() {
+            return fill(start, &mut bytes[..n]);
+        }
+        let mut buffer = vec![0u8; piece.min(n)];
         let mut done = 0;
         while done < n {
             let k = piece.min(n - done);
-            fill(start + done, &mut scratch[..k])?;
-            part.slice(done..done + k).copy_from_slice(&scratch[..k]);
+            fill(start + done, &mut buffer[..k])?;
+            memory.write(done, &buffer[..k]);
             done += k;
         }
         Ok(())

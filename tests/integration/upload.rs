@@ -1,0 +1,187 @@
+//! dspk-device's `Uploader` on every runtime and every staging path: the bytes that land in the
+//! device buffer are the bytes `fill` wrote, window after window through the reused staging
+//! buffers; `fill` sees each byte once, in aligned pieces; errors come back, nothing panics.
+
+use std::sync::Mutex;
+
+use cubecl::client::Client;
+use dspk_device::upload::{Staging, Uploader};
+use dspk_tests::{for_each_runtime, test_rng, visible};
+use dspk_types::DspError;
+use rand::{Rng as _, RngCore as _};
+
+const ALL: [Staging; 4] = [
+    Staging::HostCached,
+    Staging::HostUncached,
+    Staging::Mapped,
+    Staging::Write,
+];
+
+/// The first `len` bytes of a device buffer.
+fn read_bytes(client: &Client, handle: &cubecl::server::Handle, len: usize) -> Vec<u8> {
+    let bytes = client.read_one(handle.clone()).expect("read back");
+    bytes[..len].to_vec()
+}
+
+#[test]
+fn uploads_land_bit_for_bit_through_every_staging_path() {
+    const NAME: &str = "uploads_land_bit_for_bit_through_every_staging_path";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        for wanted in ALL {
+            for threads in [1usize, 3] {
+                let capacity = 3 << 20;
+                let mut uploader = Uploader::with_staging(client, capacity, threads, wanted);
+                let got = uploader.staging();
+                visible(&format!(
+                    "{NAME} on {target}: asked {}, got {} ({threads} threads)",
+                    wanted.name(),
+                    got.name()
+                ));
+                assert!(uploader.capacity() >= capacity);
+                assert_eq!(uploader.is_staged(), got != Staging::Write);
+                let dst = client.empty(capacity as usize);
+                // More windows than staging buffers, of fresh lengths (not all multiples of 4,
+                // the largest first so a shorter one cannot pass on stale bytes), with frame
+                // alignments of 2 and 768 bytes.
+                let mut lengths = vec![capacity as usize - 2, 1, 7, 4096 + 2];
+                lengths.extend((0..4).map(|_| rng.random_range(1..capacity as usize)));
+                for (k, len) in lengths.into_iter().enumerate() {
+                    let align = if k % 2 == 0 { 768 } else { 2 };
+                    let context = format!(
+                        "{target}, seed {seed}: {} × {threads}, window {k}, {len} bytes",
+                        got.name()
+                    );
+                    let mut source = vec![0u8; len];
+                    rng.fill_bytes(&mut source);
+                    let pieces = Mutex::new(Vec::new());
+                    uploader
+                        .upload(&dst, len, align, |offset, piece| {
+                            pieces.lock().expect("lock").push((offset, piece.len()));
+                            piece.copy_from_slice(&source[offset..offset + piece.len()]);
+                            Ok(())
+                        })
+                        .unwrap_or_else(|e| panic!("{context}: {e}"));
+                    // `fill` covered 0..len once, in pieces that are whole multiples of the
+                    // alignment but where `len` ends.
+                    let mut pieces = pieces.into_inner().expect("lock");
+                    pieces.sort();
+                    let mut at = 0;
+                    for &(offset, n) in &pieces {
+                        assert_eq!(offset, at, "{context}: pieces {pieces:?}");
+                        assert!(n > 0, "{context}: an empty piece");
+                        assert!(
+                            n % align == 0 || offset + n == len,
+                            "{context}: piece {offset}+{n} not a multiple of {align}"
+                        );
+                        at += n;
+                    }
+                    assert_eq!(at, len, "{context}: pieces {pieces:?}");
+                    let device = read_bytes(client, &dst, len);
+                    if let Some(i) = (0..len).find(|&i| device[i] != source[i]) {
+                        panic!(
+                            "{context}: byte {i} is {} on the device, {} on the host",
+                            device[i], source[i]
+                        );
+                    }
+                }
+                uploader
+                    .wait_idle()
+                    .unwrap_or_else(|e| panic!("{target}: {e}"));
+            }
+        }
+    });
+}
+
+#[test]
+fn back_to_back_uploads_each_reach_their_own_buffer() {
+    const NAME: &str = "back_to_back_uploads_each_reach_their_own_buffer";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        for wanted in ALL {
+            let capacity = 1 << 20;
+            let mut uploader = Uploader::with_staging(client, capacity, 2, wanted);
+            // Five uploads queued without reading in between: each staging buffer is reused
+            // while earlier copies may still be in flight.
+            let windows: Vec<Vec<u8>> = (0..5)
+                .map(|_| {
+                    let mut w = vec![0u8; rng.random_range(1..capacity as usize)];
+                    rng.fill_bytes(&mut w);
+                    w
+                })
+                .collect();
+            let buffers: Vec<_> = windows
+                .iter()
+                .map(|w| {
+                    let dst = client.empty(w.len().next_multiple_of(4));
+                    uploader
+                        .upload(&dst, w.len(), 1, |offset, piece| {
+                            piece.copy_from_slice(&w[offset..offset + piece.len()]);
+                            Ok(())
+                        })
+                        .unwrap_or_else(|e| panic!("{target}, seed {seed}: {e}"));
+                    dst
+                })
+                .collect();
+            for (k, (w, dst)) in windows.iter().zip(&buffers).enumerate() {
+                assert!(
+                    read_bytes(client, dst, w.len()) == *w,
+                    "{target}, seed {seed}: {} window {k} differs on the device",
+                    uploader.staging().name()
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn upload_errors_come_back_and_the_uploader_still_works() {
+    const NAME: &str = "upload_errors_come_back_and_the_uploader_still_works";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        for wanted in ALL {
+            let mut uploader = Uploader::with_staging(client, 4096, 2, wanted);
+            let name = uploader.staging().name();
+            let dst = client.empty(uploader.capacity() as usize);
+            // Larger than the staging capacity: refused, naming the sizes.
+            let too_long = uploader.capacity() as usize + 1;
+            match uploader.upload(&dst, too_long, 1, |_, _| Ok(())) {
+                Err(DspError::BufferOverrun { needed, .. }) => assert_eq!(needed, too_long),
+                other => panic!("{target} {name}: expected an overrun, got {other:?}"),
+            }
+            // A failing fill is the upload's error.
+            let err = uploader
+                .upload(&dst, 1000, 4, |offset, piece| {
+                    if offset + piece.len() > 500 {
+                        Err(DspError::config(format!("source failed at {offset}")))
+                    } else {
+                        Ok(())
+                    }
+                })
+                .expect_err("the fill failed");
+            assert!(
+                err.to_string().contains("source failed at"),
+                "{target} {name}: {err}"
+            );
+            // A device buffer shorter than the upload is refused.
+            let short = client.empty(64);
+            assert!(
+                uploader.upload(&short, 1000, 1, |_, _| Ok(())).is_err(),
+                "{target} {name}: an upload past a 64-byte buffer succeeded"
+            );
+            // And then an upload works.
+            let mut bytes = vec![0u8; 777];
+            rng.fill_bytes(&mut bytes);
+            uploader
+                .upload(&dst, bytes.len(), 1, |offset, piece| {
+                    piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
+                    Ok(())
+                })
+                .unwrap_or_else(|e| panic!("{target} {name}: {e}"));
+            assert!(
+                read_bytes(client, &dst, bytes.len()) == bytes,
+                "{target} {name}, seed {seed}: bytes differ after the errors"
+            );
+        }
+    });
+}
