@@ -53,7 +53,10 @@ const NOISE_STEP_B: u64 = 40_494;
 /// this many samples past its period so that one pass reads each table contiguously.
 const GEN: usize = 256;
 /// Frames per time block of a time-major read: the block of every channel stays in cache.
-const NATIVE_BLOCK: usize = 64;
+const NATIVE_BLOCK: usize = 128;
+/// Row stride, in values, of the channel-major block of a time-major read: an odd number of
+/// 64-byte cache lines, so that the transpose's column reads spread over every L1 set.
+const NATIVE_ROW: usize = (NATIVE_BLOCK * 2 / 64 | 1) * 32;
 /// Samples computed per call of the generator in channel-major reads (a stack buffer).
 const GEN_BLOCK: usize = 2048;
 /// `1.5 × 2^23`: adding it to an `f32` of magnitude below 2^22 rounds it to an integer (ties to
@@ -90,6 +93,35 @@ fn round_to_i16(v: f32) -> i16 {
     let c = if v < lo { lo } else { v };
     let c = if c > hi { hi } else { c };
     ((c + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS) as i16
+}
+
+/// `x` reduced into `0..period`, for `x` below `2 * period`.
+#[inline(always)]
+fn wrap(x: u64, period: u64) -> u64 {
+    if x >= period { x - period } else { x }
+}
+
+/// A number in `0..range` from the low 32 bits of `h` (multiply-shift: no division).
+#[inline(always)]
+fn below(h: u64, range: u64) -> u64 {
+    ((u128::from(h & 0xFFFF_FFFF) * u128::from(range)) >> 32) as u64
+}
+
+/// Where sample `t` falls in each period the generator reads (all below their period).
+#[derive(Debug, Clone, Copy)]
+struct Phase {
+    /// The sample.
+    t: u64,
+    /// `t mod NOISE_PERIOD_A`.
+    a: u64,
+    /// `t mod NOISE_PERIOD_B`.
+    b: u64,
+    /// `t mod line_period`.
+    line: u64,
+    /// `t mod` the channel's sinusoid period.
+    sine: u64,
+    /// `t / spike_bin` (0 without spikes).
+    bin: u64,
 }
 
 /// One noise table: `period` samples of band-limited noise (a circular moving sum of
@@ -248,6 +280,8 @@ struct ChannelGen {
     spike_key: u64,
     /// The sinusoid's period in samples.
     sine_period: u64,
+    /// `sine_period - SINE_PERIOD_MIN`.
+    sine_slot: usize,
     /// Where the table of that period starts in `Tables::sines`.
     sine_at: usize,
     /// The sinusoid's phase, in samples of its period.
@@ -485,6 +519,7 @@ impl SyntheticRecording {
                         % NOISE_PERIOD_B as u64,
                     spike_key: mix64(ckey ^ STREAM_SPIKE),
                     sine_period,
+                    sine_slot: slot,
                     sine_at: tables.sine_at[slot],
                     sine_phase: (sine_h >> 16) % sine_period,
                     line_phase: (sine_h >> 32) % line_period as u64,
@@ -577,6 +612,41 @@ impl SyntheticRecording {
         Ok(v[0])
     }
 
+    /// Every channel's stored values at samples `t..t + len` (`len` at most [`NATIVE_BLOCK`],
+    /// already checked) into `block`, channel-major with rows of [`NATIVE_ROW`].
+    fn channel_block(&self, t: u64, len: usize, block: &mut [i16]) {
+        // Where `t` falls in every period, once for all channels.
+        let mut sine_mod = [0u64; SINE_PERIOD_MAX - SINE_PERIOD_MIN + 1];
+        for (m, period) in sine_mod.iter_mut().zip(SINE_PERIOD_MIN as u64..) {
+            *m = t % period;
+        }
+        let shared = Phase {
+            t,
+            a: t % NOISE_PERIOD_A as u64,
+            b: t % NOISE_PERIOD_B as u64,
+            line: t % self.tables.line_period as u64,
+            sine: 0,
+            bin: t.checked_div(self.spike_bin).unwrap_or(0),
+        };
+        let mut scratch = [0f32; NATIVE_BLOCK];
+        let values = &mut scratch[..len];
+        for (g, row) in self.gens.iter().zip(block.chunks_exact_mut(NATIVE_ROW)) {
+            let row = &mut row[..len];
+            if g.dead {
+                row.fill(self.config.dead_level);
+                continue;
+            }
+            let phase = Phase {
+                sine: sine_mod[g.sine_slot],
+                ..shared
+            };
+            self.unrounded(g, phase, values);
+            for (o, &v) in row.iter_mut().zip(values.iter()) {
+                *o = round_to_i16(v);
+            }
+        }
+    }
+
     /// Computes the stored values of channel `c` at samples `start..start + out.len()` (already
     /// checked) into `out`. A pure function of `(seed, c, t)`: any split gives the same values.
     fn generate(&self, c: usize, start: u64, out: &mut [i16]) {
@@ -589,7 +659,15 @@ impl SyntheticRecording {
         let mut t = start;
         for chunk in out.chunks_mut(GEN) {
             let values = &mut block[..chunk.len()];
-            self.unrounded(g, t, values);
+            let phase = Phase {
+                t,
+                a: t % NOISE_PERIOD_A as u64,
+                b: t % NOISE_PERIOD_B as u64,
+                line: t % self.tables.line_period as u64,
+                sine: t % g.sine_period,
+                bin: t.checked_div(self.spike_bin).unwrap_or(0),
+            };
+            self.unrounded(g, phase, values);
             for (o, &v) in chunk.iter_mut().zip(values.iter()) {
                 *o = round_to_i16(v);
             }
@@ -597,20 +675,18 @@ impl SyntheticRecording {
         }
     }
 
-    /// The values of channel `g` at samples `t..t + out.len()` (at most [`GEN`], already
+    /// The values of channel `g` at samples `p.t..p.t + out.len()` (at most [`GEN`], already
     /// checked) before rounding: noise and sinusoids in one branch-free pass over contiguous
     /// table slices, then each spike that overlaps the block added on top.
     #[inline]
-    fn unrounded(&self, g: &ChannelGen, t: u64, out: &mut [f32]) {
+    fn unrounded(&self, g: &ChannelGen, p: Phase, out: &mut [f32]) {
         let n = out.len();
         let tables = &*self.tables;
-        let (pa, pb) = (NOISE_PERIOD_A as u64, NOISE_PERIOD_B as u64);
-        let line_period = tables.line_period as u64;
         // Each table holds GEN samples past its period, so these slices never wrap.
-        let ia = ((t % pa + g.noise_a) % pa) as usize;
-        let ib = ((t % pb + g.noise_b) % pb) as usize;
-        let is = g.sine_at + ((t % g.sine_period + g.sine_phase) % g.sine_period) as usize;
-        let il = ((t % line_period + g.line_phase) % line_period) as usize;
+        let ia = wrap(p.a + g.noise_a, NOISE_PERIOD_A as u64) as usize;
+        let ib = wrap(p.b + g.noise_b, NOISE_PERIOD_B as u64) as usize;
+        let is = g.sine_at + wrap(p.sine + g.sine_phase, g.sine_period) as usize;
+        let il = wrap(p.line + g.line_phase, tables.line_period as u64) as usize;
         let a = &tables.noise_a[ia..ia + n];
         let b = &tables.noise_b[ib..ib + n];
         let sine = &tables.sines[is..is + n];
@@ -625,13 +701,14 @@ impl SyntheticRecording {
         }
         let wave = &self.waveform[..];
         let wlen = wave.len() as u64;
+        let t = p.t;
         let end = t + n as u64;
-        let mut bin = t / bin_len;
+        let mut bin = p.bin;
         // One spike per bin, wholly inside its bin: only the bins overlapping the block matter.
         while let Some(bin_start) = bin.checked_mul(bin_len).filter(|&s| s < end) {
             let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
-            let spike = bin_start + (h & 0xFFFF_FFFF) % (bin_len - wlen);
-            let depth = (self.spike_min + ((h >> 32) % self.spike_span) as i64) as f32;
+            let spike = bin_start + below(h, bin_len - wlen);
+            let depth = (self.spike_min + below(h >> 32, self.spike_span) as i64) as f32;
             let (lo, hi) = (spike.max(t), spike.saturating_add(wlen).min(end));
             if lo < hi {
                 let w = &wave[(lo - spike) as usize..(hi - spike) as usize];
@@ -721,17 +798,18 @@ impl RecordingSource for SyntheticRecording {
         if n == 0 {
             return Ok(MemoryOrder::TimeMajor);
         }
-        // Time blocks, as in `read_native`: one block of every channel stays in cache.
-        let mut block = [0i16; NATIVE_BLOCK];
+        let mut block = vec![0i16; count * NATIVE_ROW];
         let mut t = samples.start;
         for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
             let len = frames.len() / (2 * count);
-            let values = &mut block[..len];
-            for c in 0..count {
-                self.generate(c, t, values);
-                for (i, v) in values.iter().enumerate() {
-                    let at = 2 * (i * count + c);
-                    frames[at..at + 2].copy_from_slice(&v.to_le_bytes());
+            self.channel_block(t, len, &mut block);
+            // Transpose: each frame gathers one value from every channel's row.
+            for (i, frame) in frames.chunks_exact_mut(2 * count).enumerate() {
+                for (o, row) in frame
+                    .chunks_exact_mut(2)
+                    .zip(block.chunks_exact(NATIVE_ROW))
+                {
+                    o.copy_from_slice(&row[i].to_le_bytes());
                 }
             }
             t += len as u64;
@@ -749,19 +827,21 @@ impl RecordingSource for SyntheticRecording {
         if n == 0 {
             return Ok(MemoryOrder::TimeMajor);
         }
-        // Time blocks keep one block of every channel in cache while channels are filled in.
-        let mut block = [0i16; NATIVE_BLOCK];
+        let mut block = vec![0i16; count * NATIVE_ROW];
         let mut t = samples.start;
         for frames in out.chunks_mut(NATIVE_BLOCK * count) {
-            let values = &mut block[..frames.len() / count];
-            for (c, ch) in self.info.channels.iter().enumerate() {
-                let (gain, offset) = (ch.gain, ch.offset);
-                self.generate(c, t, values);
-                for (frame, &s) in frames.chunks_exact_mut(count).zip(values.iter()) {
-                    frame[c] = f32::from(s) * gain + offset;
+            let len = frames.len() / count;
+            self.channel_block(t, len, &mut block);
+            for (i, frame) in frames.chunks_exact_mut(count).enumerate() {
+                for ((o, row), ch) in frame
+                    .iter_mut()
+                    .zip(block.chunks_exact(NATIVE_ROW))
+                    .zip(&self.info.channels)
+                {
+                    *o = f32::from(row[i]) * ch.gain + ch.offset;
                 }
             }
-            t += values.len() as u64;
+            t += len as u64;
         }
         Ok(MemoryOrder::TimeMajor)
     }
