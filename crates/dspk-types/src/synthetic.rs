@@ -53,10 +53,10 @@ const NOISE_STEP_B: u64 = 40_494;
 /// this many samples past its period so that one pass reads each table contiguously.
 const GEN: usize = 256;
 /// Frames per time block of a time-major read: the block of every channel stays in cache.
-const NATIVE_BLOCK: usize = 128;
+const NATIVE_BLOCK: usize = 256;
 /// Row stride, in values, of the channel-major block of a time-major read: an odd number of
 /// 64-byte cache lines, so that the transpose's column reads spread over every L1 set.
-const NATIVE_ROW: usize = (NATIVE_BLOCK * 2 / 64 | 1) * 32;
+const NATIVE_ROW: usize = ((NATIVE_BLOCK * 2 / 64) | 1) * 32;
 /// Samples computed per call of the generator in channel-major reads (a stack buffer).
 const GEN_BLOCK: usize = 2048;
 /// `1.5 × 2^23`: adding it to an `f32` of magnitude below 2^22 rounds it to an integer (ties to
@@ -629,7 +629,6 @@ impl SyntheticRecording {
             bin: t.checked_div(self.spike_bin).unwrap_or(0),
         };
         let mut scratch = [0f32; NATIVE_BLOCK];
-        let values = &mut scratch[..len];
         for (g, row) in self.gens.iter().zip(block.chunks_exact_mut(NATIVE_ROW)) {
             let row = &mut row[..len];
             if g.dead {
@@ -640,10 +639,7 @@ impl SyntheticRecording {
                 sine: sine_mod[g.sine_slot],
                 ..shared
             };
-            self.unrounded(g, phase, values);
-            for (o, &v) in row.iter_mut().zip(values.iter()) {
-                *o = round_to_i16(v);
-            }
+            self.stored(g, phase, row, &mut scratch);
         }
     }
 
@@ -658,7 +654,6 @@ impl SyntheticRecording {
         let mut block = [0f32; GEN];
         let mut t = start;
         for chunk in out.chunks_mut(GEN) {
-            let values = &mut block[..chunk.len()];
             let phase = Phase {
                 t,
                 a: t % NOISE_PERIOD_A as u64,
@@ -667,19 +662,18 @@ impl SyntheticRecording {
                 sine: t % g.sine_period,
                 bin: t.checked_div(self.spike_bin).unwrap_or(0),
             };
-            self.unrounded(g, phase, values);
-            for (o, &v) in chunk.iter_mut().zip(values.iter()) {
-                *o = round_to_i16(v);
-            }
+            self.stored(g, phase, chunk, &mut block);
             t += chunk.len() as u64;
         }
     }
 
-    /// The values of channel `g` at samples `p.t..p.t + out.len()` (at most [`GEN`], already
-    /// checked) before rounding: noise and sinusoids in one branch-free pass over contiguous
-    /// table slices, then each spike that overlaps the block added on top.
+    /// The stored values of channel `g` at samples `p.t..p.t + out.len()` (at most [`GEN`],
+    /// already checked; `scratch` at least as long). Noise and sinusoids are one branch-free
+    /// pass over contiguous table slices; where a spike overlaps the block, that pass goes to
+    /// `scratch` in `f32`, each spike is added on top, and a second pass rounds. Both routes
+    /// compute every sample with the same `f32` operations, so their values agree bit for bit.
     #[inline]
-    fn unrounded(&self, g: &ChannelGen, p: Phase, out: &mut [f32]) {
+    fn stored(&self, g: &ChannelGen, p: Phase, out: &mut [i16], scratch: &mut [f32]) {
         let n = out.len();
         let tables = &*self.tables;
         // Each table holds GEN samples past its period, so these slices never wrap.
@@ -692,9 +686,33 @@ impl SyntheticRecording {
         let sine = &tables.sines[is..is + n];
         let line = &tables.line[il..il + n];
         let scale = g.noise_scale;
-        for ((((o, &a), &b), &s), &l) in out.iter_mut().zip(a).zip(b).zip(sine).zip(line) {
+        let mut spiked = false;
+        self.spikes(g, p, n, |_, _, _| spiked = true);
+        if !spiked {
+            for ((((o, &a), &b), &s), &l) in out.iter_mut().zip(a).zip(b).zip(sine).zip(line) {
+                *o = round_to_i16((a + b) * scale + s + l);
+            }
+            return;
+        }
+        let values = &mut scratch[..n];
+        for ((((o, &a), &b), &s), &l) in values.iter_mut().zip(a).zip(b).zip(sine).zip(line) {
             *o = (a + b) * scale + s + l;
         }
+        self.spikes(g, p, n, |at, wave, depth| {
+            for (o, &w) in values[at..].iter_mut().zip(wave) {
+                *o += w * depth;
+            }
+        });
+        for (o, &v) in out.iter_mut().zip(values.iter()) {
+            *o = round_to_i16(v);
+        }
+    }
+
+    /// Calls `add(at, wave, depth)` for each spike of channel `g` that overlaps samples
+    /// `p.t..p.t + n`: the part `wave` of the waveform that falls in the block starts at `at`
+    /// in it, scaled by `depth` counts.
+    #[inline]
+    fn spikes(&self, g: &ChannelGen, p: Phase, n: usize, mut add: impl FnMut(usize, &[f32], f32)) {
         let bin_len = self.spike_bin;
         if bin_len == 0 {
             return;
@@ -708,14 +726,11 @@ impl SyntheticRecording {
         while let Some(bin_start) = bin.checked_mul(bin_len).filter(|&s| s < end) {
             let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
             let spike = bin_start + below(h, bin_len - wlen);
-            let depth = (self.spike_min + below(h >> 32, self.spike_span) as i64) as f32;
             let (lo, hi) = (spike.max(t), spike.saturating_add(wlen).min(end));
             if lo < hi {
-                let w = &wave[(lo - spike) as usize..(hi - spike) as usize];
-                let o = &mut out[(lo - t) as usize..(hi - t) as usize];
-                for (o, &w) in o.iter_mut().zip(w) {
-                    *o += w * depth;
-                }
+                let depth = (self.spike_min + below(h >> 32, self.spike_span) as i64) as f32;
+                let part = &wave[(lo - spike) as usize..(hi - spike) as usize];
+                add((lo - t) as usize, part, depth);
             }
             bin += 1;
         }
