@@ -67,6 +67,27 @@ fn ten_hours_are_described_and_read_at_their_end() {
     let short = SyntheticRecording::neuropixels(1000);
     assert_eq!(rec.gens.len(), short.gens.len());
     assert_eq!(rec.waveform.len(), short.waveform.len());
+    let sizes = |r: &SyntheticRecording| {
+        let t = &r.tables;
+        [
+            t.noise_a.len(),
+            t.noise_b.len(),
+            t.sines.len(),
+            t.line.len(),
+        ]
+    };
+    assert_eq!(sizes(&rec), sizes(&short));
+    assert_eq!(
+        sizes(&rec),
+        [
+            NOISE_PERIOD_A + GEN,
+            NOISE_PERIOD_B + GEN,
+            28_301,
+            500 + GEN
+        ]
+    );
+    // Debug names the tables' sizes, not their 130 000 values.
+    assert!(format!("{rec:?}").len() < 150_000);
 
     let end = rec.info().samples;
     let w = end - 3000..end;
@@ -441,5 +462,384 @@ fn other_rates_and_odd_shapes_work() {
                 "channel 1 at {rate} Hz"
             );
         }
+    }
+}
+
+/// A fresh seed for a randomised test, printed so a failure can be replayed.
+fn fresh_seed(test: &str) -> u64 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0x5EED, |d| d.as_nanos() as u64);
+    println!("{test}: seed {seed}");
+    seed
+}
+
+/// The documented model, one sample at a time, written independently of the generator's fast
+/// path: modular indexing into each table's first period (never the extension), no shared
+/// block phases, no fused pass, a per-sample spike test, `round_ties_even` for the rounding.
+/// It reads the recording's per-channel constants and the tables' first periods (checked
+/// against their own definition in `noise_tables_follow_their_definition`).
+fn oracle(rec: &SyntheticRecording, c: usize, t: u64) -> i16 {
+    let g = &rec.gens[c];
+    if g.dead {
+        return rec.config.dead_level;
+    }
+    let tb = &rec.tables;
+    let pa = NOISE_PERIOD_A as u64;
+    let pb = NOISE_PERIOD_B as u64;
+    let a = tb.noise_a[((t + g.noise_a) % pa) as usize];
+    let b = tb.noise_b[((t + g.noise_b) % pb) as usize];
+    let n = g.sine_period;
+    let k = (t + g.sine_phase) % n;
+    let amp = f64::from(rec.config.sine_amplitude_uv) / f64::from(rec.config.gain_uv);
+    let sine = ((k as f64 / n as f64 * std::f64::consts::TAU).sin() * amp) as f32;
+    let lp = tb.line_period as u64;
+    let line = if lp > 1 {
+        let k = (t + g.line_phase) % lp;
+        ((k as f64 / lp as f64 * std::f64::consts::TAU).sin() * amp) as f32
+    } else {
+        0.0
+    };
+    let mut v = (a + b) * g.noise_scale + sine + line;
+    if let Some(bin) = t.checked_div(rec.spike_bin) {
+        let h = mix64(g.spike_key.wrapping_add(bin.wrapping_mul(GOLDEN)));
+        let wlen = rec.waveform.len() as u64;
+        let room = rec.spike_bin - wlen;
+        let start = bin * rec.spike_bin + (((h & 0xFFFF_FFFF) as u128 * room as u128) >> 32) as u64;
+        let depth = rec.spike_min as f64
+            + ((((h >> 32) & 0xFFFF_FFFF) as u128 * rec.spike_span as u128) >> 32) as f64;
+        if (start..start + wlen).contains(&t) {
+            v += rec.waveform[(t - start) as usize] * depth as f32;
+        }
+    }
+    v.clamp(-32768.0, 32767.0).round_ties_even() as i16
+}
+
+/// Windows that cross the places where the fast path changes how it reads: each table's
+/// wrap-around (for some channel), block edges, the recording's end.
+fn tricky_starts(rec: &SyntheticRecording, c: usize, rng: &mut SplitMix64) -> Vec<u64> {
+    let g = &rec.gens[c];
+    let total = rec.info().samples;
+    let pa = NOISE_PERIOD_A as u64;
+    let pb = NOISE_PERIOD_B as u64;
+    let mut starts = vec![
+        0,
+        total.saturating_sub(700),
+        // Sample t reads index 0 of a table when t + offset is a multiple of its period.
+        (pa - g.noise_a) % pa + 3 * pa,
+        (pb - g.noise_b) % pb + 5 * pb,
+        pa * pb - 1,
+    ];
+    for _ in 0..4 {
+        starts.push(rng.below(total));
+    }
+    starts
+        .into_iter()
+        .map(|s| {
+            s.saturating_sub(rng.below(300))
+                .min(total.saturating_sub(600))
+        })
+        .collect()
+}
+
+#[test]
+fn every_read_path_matches_the_independent_oracle() {
+    let seed = fresh_seed("every_read_path_matches_the_independent_oracle");
+    let mut rng = SplitMix64::new(seed);
+    let recs = [
+        SyntheticRecording::new(
+            SyntheticConfig::default()
+                .with_samples(10 * 3600 * 30_000)
+                .with_seed(seed),
+        )
+        .unwrap(),
+        // Samples past the joint noise period, another rate, a dead level and an offset.
+        SyntheticRecording::new(SyntheticConfig {
+            sample_rate: SampleRate::new(24_414.062_5).unwrap(),
+            spike_rate_hz: 40.0,
+            dead_level: -7,
+            offset_uv: -3.25,
+            ..SyntheticConfig::default()
+                .with_channels(5, vec![1], vec![3])
+                .with_samples(u64::MAX / 2)
+                .with_seed(seed ^ 1)
+        })
+        .unwrap(),
+    ];
+    for rec in &recs {
+        let count = rec.info().channel_count();
+        let all: Vec<usize> = (0..count).collect();
+        for _ in 0..3 {
+            let c = rng.below(count as u64) as usize;
+            for s in tricky_starts(rec, c, &mut rng) {
+                let len = 1 + rng.below(600) as usize;
+                let want: Vec<i16> = (0..len as u64).map(|i| oracle(rec, c, s + i)).collect();
+                // stored_value, read_stored, read.
+                for i in [0, len / 2, len - 1] {
+                    assert_eq!(
+                        rec.stored_value(c, s + i as u64).unwrap(),
+                        want[i],
+                        "seed {seed}: stored_value of channel {c} at {}",
+                        s + i as u64
+                    );
+                }
+                let mut bytes = vec![0u8; 2 * len];
+                rec.read_stored(&[c], s..s + len as u64, &mut bytes)
+                    .unwrap();
+                let got: Vec<i16> = bytes
+                    .chunks_exact(2)
+                    .map(|b| i16::from_le_bytes([b[0], b[1]]))
+                    .collect();
+                assert_eq!(got, want, "seed {seed}: read_stored of channel {c} at {s}");
+                let mut f = vec![0f32; len];
+                rec.read(&[c], s..s + len as u64, &mut f).unwrap();
+                let ch = &rec.info().channels[c];
+                for (i, (&x, &w)) in f.iter().zip(&want).enumerate() {
+                    assert_eq!(x, f32::from(w) * ch.gain + ch.offset, "seed {seed}: {i}");
+                }
+                // The time-major paths, all channels.
+                let frames = len.min(300);
+                let w = s..s + frames as u64;
+                let mut native = vec![0u8; 2 * count * frames];
+                rec.read_stored_native(w.clone(), &mut native).unwrap();
+                let mut native_f = vec![0f32; count * frames];
+                rec.read_native(w.clone(), &mut native_f).unwrap();
+                for (i, &wi) in want.iter().enumerate().take(frames) {
+                    let at = i * count + c;
+                    let v = i16::from_le_bytes([native[2 * at], native[2 * at + 1]]);
+                    assert_eq!(v, wi, "seed {seed}: native channel {c} sample {i}");
+                    assert_eq!(native_f[at], f32::from(v) * ch.gain + ch.offset);
+                }
+                let mut cm = vec![0u8; 2 * count * frames];
+                rec.read_stored(&all, w, &mut cm).unwrap();
+                for i in 0..frames {
+                    for d in 0..count {
+                        let at = 2 * (i * count + d);
+                        let bt = 2 * (d * frames + i);
+                        assert_eq!(native[at..at + 2], cm[bt..bt + 2], "seed {seed}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn random_splits_equal_one_read_bit_for_bit() {
+    let seed = fresh_seed("random_splits_equal_one_read_bit_for_bit");
+    let mut rng = SplitMix64::new(seed);
+    let rec = SyntheticRecording::new(
+        SyntheticConfig::default()
+            .with_samples(10 * 3600 * 30_000)
+            .with_seed(seed),
+    )
+    .unwrap();
+    let count = 384;
+    for _ in 0..4 {
+        let len = 1 + rng.below(1500) as usize;
+        let s = rng.below(rec.info().samples - len as u64);
+        let mut whole = vec![0u8; 2 * count * len];
+        rec.read_stored_native(s..s + len as u64, &mut whole)
+            .unwrap();
+        // The same window in random pieces, time-major.
+        let mut pieces = vec![0u8; 2 * count * len];
+        let mut at = 0usize;
+        while at < len {
+            let step = (1 + rng.below(400) as usize).min(len - at);
+            let w = s + at as u64..s + (at + step) as u64;
+            rec.read_stored_native(w, &mut pieces[2 * count * at..2 * count * (at + step)])
+                .unwrap();
+            at += step;
+        }
+        assert!(
+            whole == pieces,
+            "seed {seed}: time-major pieces at {s}+{len}"
+        );
+        // And channel by channel, each in its own random pieces, channel-major.
+        for c in (0..count).step_by(1 + rng.below(40) as usize) {
+            let mut at = 0usize;
+            while at < len {
+                let step = (1 + rng.below(700) as usize).min(len - at);
+                let mut part = vec![0u8; 2 * step];
+                rec.read_stored(&[c], s + at as u64..s + (at + step) as u64, &mut part)
+                    .unwrap();
+                for (i, v) in part.chunks_exact(2).enumerate() {
+                    let o = 2 * ((at + i) * count + c);
+                    assert_eq!(v, &whole[o..o + 2], "seed {seed}: channel {c}");
+                }
+                at += step;
+            }
+        }
+    }
+}
+
+#[test]
+fn noise_tables_follow_their_definition() {
+    let rec = SyntheticRecording::neuropixels(1000);
+    let seed_key = mix64(0x7461_626C_6573_0005); // seed 0
+    for (table, period, stream) in [
+        (&rec.tables.noise_a, NOISE_PERIOD_A, STREAM_NOISE_A),
+        (&rec.tables.noise_b, NOISE_PERIOD_B, STREAM_NOISE_B),
+    ] {
+        // Mean 0, RMS 1 over the period; the extension repeats the start.
+        let (sum, sq) = table[..period].iter().fold((0f64, 0f64), |(s, q), &v| {
+            (s + f64::from(v), q + f64::from(v).powi(2))
+        });
+        assert!(
+            (sum / period as f64).abs() < 1e-6,
+            "mean {}",
+            sum / period as f64
+        );
+        assert!(
+            (sq / period as f64 - 1.0).abs() < 1e-5,
+            "ms {}",
+            sq / period as f64
+        );
+        assert_eq!(table[..GEN], table[period..period + GEN]);
+        // Each value is the standardised circular moving sum of the hashed sums, recomputed
+        // here from the hash's definition.
+        let key = mix64(seed_key ^ stream);
+        let u = |i: u64| -> f64 {
+            let h = mix64(key.wrapping_add(i.wrapping_mul(GOLDEN)));
+            (0..4).map(|k| f64::from((h >> (16 * k)) as i16)).sum()
+        };
+        let w: Vec<f64> = (0..period)
+            .map(|i| {
+                (0..NOISE_TAPS)
+                    .map(|k| u(((i + period - k) % period) as u64))
+                    .sum()
+            })
+            .collect();
+        let mean = w.iter().sum::<f64>() / period as f64;
+        let std = (w.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / period as f64).sqrt();
+        for i in (0..period).step_by(97) {
+            let want = (w[i] - mean) / std;
+            assert!(
+                (f64::from(table[i]) - want).abs() < 1e-5,
+                "index {i}: {} vs {want}",
+                table[i]
+            );
+        }
+    }
+}
+
+/// Noise only (no sinusoids, no spikes), so its RMS and correlations can be checked.
+fn noise_only(channels: usize, samples: u64, seed: u64) -> SyntheticRecording {
+    let mut cfg = SyntheticConfig::default()
+        .with_channels(channels, vec![], vec![])
+        .with_samples(samples)
+        .with_seed(seed);
+    cfg.sine_amplitude_uv = 0.0;
+    cfg.spike_rate_hz = 0.0;
+    SyntheticRecording::new(cfg).unwrap()
+}
+
+fn channel(rec: &SyntheticRecording, c: usize, w: std::ops::Range<u64>) -> Vec<f64> {
+    let mut out = vec![0f32; (w.end - w.start) as usize];
+    rec.read(&[c], w, &mut out).unwrap();
+    out.into_iter().map(f64::from).collect()
+}
+
+fn correlation(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx).powi(2)).sum();
+    let syy: f64 = y.iter().map(|b| (b - my).powi(2)).sum();
+    sxy / (sxx * syy).sqrt()
+}
+
+#[test]
+fn noise_rms_is_the_configured_rms_and_channels_are_uncorrelated() {
+    let seed = fresh_seed("noise_rms_is_the_configured_rms_and_channels_are_uncorrelated");
+    let mut rng = SplitMix64::new(seed);
+    let rec = noise_only(384, 10 * 3600 * 30_000, seed);
+    let start = rng.below(rec.info().samples - 30_000);
+    let w = start..start + 30_000;
+    let chans: Vec<usize> = (0..12).map(|_| rng.below(384) as usize).collect();
+    let data: Vec<Vec<f64>> = chans.iter().map(|&c| channel(&rec, c, w.clone())).collect();
+    for (c, x) in chans.iter().zip(&data) {
+        let r = rms_about_mean(&x.iter().map(|&v| v as f32).collect::<Vec<_>>());
+        // One second: the RMS of 30 000 samples of 10 µV noise, within 5 %.
+        assert!(
+            (r - 10.0).abs() < 0.5,
+            "seed {seed}: channel {c} rms {r} µV"
+        );
+    }
+    for i in 0..chans.len() {
+        for j in i + 1..chans.len() {
+            if chans[i] == chans[j] {
+                continue;
+            }
+            let r = correlation(&data[i], &data[j]);
+            // Independent noise: |r| about 1 / sqrt(30 000) = 0.006.
+            assert!(
+                r.abs() < 0.05,
+                "seed {seed}: channels {} and {} correlate {r} at lag 0",
+                chans[i],
+                chans[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn noise_repeats_as_documented() {
+    // Each table repeats every its period: the noise correlates about 0.5 with itself one
+    // period later (the doc comment's honest limit), and not at other long lags.
+    let rec = noise_only(2, 400_000, 3);
+    let x = channel(&rec, 0, 0..20_000);
+    for (lag, want) in [
+        (NOISE_PERIOD_A as u64, 0.5),
+        (NOISE_PERIOD_B as u64, 0.5),
+        (100_000, 0.0),
+    ] {
+        let y = channel(&rec, 0, lag..lag + 20_000);
+        let r = correlation(&x, &y);
+        assert!((r - want).abs() < 0.05, "lag {lag}: r {r} vs {want}");
+    }
+}
+
+#[test]
+fn noisy_channels_are_noisy_factor_times_the_median() {
+    let seed = fresh_seed("noisy_channels_are_noisy_factor_times_the_median");
+    let rec = SyntheticRecording::new(
+        SyntheticConfig::default()
+            .with_samples(3_000_000)
+            .with_seed(seed),
+    )
+    .unwrap();
+    let w = 1_000_000..1_060_000;
+    let rms = |c: usize| {
+        rms_about_mean(
+            &channel(&rec, c, w.clone())
+                .iter()
+                .map(|&v| v as f32)
+                .collect::<Vec<_>>(),
+        )
+    };
+    let normal: Vec<f64> = (0..384)
+        .step_by(7)
+        .filter(|c| !rec.dead_channels().contains(c) && !rec.noisy_channels().contains(c))
+        .map(rms)
+        .collect();
+    let med = median(normal);
+    // Everything but the noise adds the same power to both: noisy² = med² + (8² - 1) × 10².
+    let rest = med * med - 100.0;
+    let want = (rest + 6400.0).sqrt();
+    for &c in rec.noisy_channels() {
+        let r = rms(c);
+        assert!(
+            (r / want - 1.0).abs() < 0.05,
+            "seed {seed}: noisy channel {c} rms {r} µV, want {want} (median {med})"
+        );
+        assert!(
+            (6.0..8.0).contains(&(r / med)),
+            "seed {seed}: ratio {}",
+            r / med
+        );
+    }
+    for &c in rec.dead_channels() {
+        assert!(channel(&rec, c, w.clone()).iter().all(|&v| v == 0.0));
     }
 }
