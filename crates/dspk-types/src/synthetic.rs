@@ -95,6 +95,12 @@ fn round_to_i16(v: f32) -> i16 {
     ((c + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS) as i16
 }
 
+/// The row stride of the channel-major block of a time-major read of `n` frames: the whole
+/// read when it is shorter than a block, else [`NATIVE_ROW`].
+fn native_row(n: usize) -> usize {
+    if n < NATIVE_BLOCK { n } else { NATIVE_ROW }
+}
+
 /// `x` reduced into `0..period`, for `x` below `2 * period`.
 #[inline(always)]
 fn wrap(x: u64, period: u64) -> u64 {
@@ -613,7 +619,8 @@ impl SyntheticRecording {
     }
 
     /// Every channel's stored values at samples `t..t + len` (`len` at most [`NATIVE_BLOCK`],
-    /// already checked) into `block`, channel-major with rows of [`NATIVE_ROW`].
+    /// already checked) into `block`, channel-major: one row of `block.len() / channels` values
+    /// per channel (see [`native_row`]).
     fn channel_block(&self, t: u64, len: usize, block: &mut [i16]) {
         // Where `t` falls in every period, once for all channels.
         let mut sine_mod = [0u64; SINE_PERIOD_MAX - SINE_PERIOD_MIN + 1];
@@ -629,7 +636,8 @@ impl SyntheticRecording {
             bin: t.checked_div(self.spike_bin).unwrap_or(0),
         };
         let mut scratch = [0f32; NATIVE_BLOCK];
-        for (g, row) in self.gens.iter().zip(block.chunks_exact_mut(NATIVE_ROW)) {
+        let stride = block.len() / self.gens.len();
+        for (g, row) in self.gens.iter().zip(block.chunks_exact_mut(stride)) {
             let row = &mut row[..len];
             if g.dead {
                 row.fill(self.config.dead_level);
@@ -813,17 +821,15 @@ impl RecordingSource for SyntheticRecording {
         if n == 0 {
             return Ok(MemoryOrder::TimeMajor);
         }
-        let mut block = vec![0i16; count * NATIVE_ROW];
+        let stride = native_row(n);
+        let mut block = vec![0i16; count * stride];
         let mut t = samples.start;
         for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
             let len = frames.len() / (2 * count);
             self.channel_block(t, len, &mut block);
             // Transpose: each frame gathers one value from every channel's row.
             for (i, frame) in frames.chunks_exact_mut(2 * count).enumerate() {
-                for (o, row) in frame
-                    .chunks_exact_mut(2)
-                    .zip(block.chunks_exact(NATIVE_ROW))
-                {
+                for (o, row) in frame.chunks_exact_mut(2).zip(block.chunks_exact(stride)) {
                     o.copy_from_slice(&row[i].to_le_bytes());
                 }
             }
@@ -842,7 +848,8 @@ impl RecordingSource for SyntheticRecording {
         if n == 0 {
             return Ok(MemoryOrder::TimeMajor);
         }
-        let mut block = vec![0i16; count * NATIVE_ROW];
+        let stride = native_row(n);
+        let mut block = vec![0i16; count * stride];
         let mut t = samples.start;
         for frames in out.chunks_mut(NATIVE_BLOCK * count) {
             let len = frames.len() / count;
@@ -850,7 +857,7 @@ impl RecordingSource for SyntheticRecording {
             for (i, frame) in frames.chunks_exact_mut(count).enumerate() {
                 for ((o, row), ch) in frame
                     .iter_mut()
-                    .zip(block.chunks_exact(NATIVE_ROW))
+                    .zip(block.chunks_exact(stride))
                     .zip(&self.info.channels)
                 {
                     *o = f32::from(row[i]) * ch.gain + ch.offset;
