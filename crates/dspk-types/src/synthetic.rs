@@ -26,8 +26,8 @@ pub const SINE_PERIOD_MIN: usize = 10;
 /// The longest per-channel sinusoid period, in samples (its frequency: 1 % of the rate).
 pub const SINE_PERIOD_MAX: usize = 100;
 
-/// The largest amplitude, in stored counts, any component may have (keeps every sum well
-/// inside `f32`'s exact range of a count).
+/// The largest amplitude, in stored counts, any component may have (keeps every sum far below
+/// 2^24 counts, where `f32` still resolves a single count).
 pub const MAX_COMPONENT_COUNTS: f64 = 1_048_576.0;
 
 /// Samples of the default probe: 60 s at 30 kHz.
@@ -45,15 +45,19 @@ const STREAM_NOISE_B: u64 = 0x6E6F_6973_6500_0004;
 const STREAM_SPIKE: u64 = 0x7370_696B_6500_0002;
 const STREAM_SINE: u64 = 0x7369_6E65_0000_0003;
 const LINE_HZ: f64 = 60.0;
-/// `NOISE_PERIOD_A` over the golden ratio, rounded to odd (coprime to the period).
-const NOISE_STEP_A: u64 = 40_503;
-/// `NOISE_PERIOD_B` over the golden ratio, rounded (coprime to the prime period).
-const NOISE_STEP_B: u64 = 40_494;
+/// Channel-to-channel step of the offsets into the first table: near `NOISE_PERIOD_A` over the
+/// golden ratio, odd (coprime to the period), chosen so that the offsets of the first 64, 128,
+/// 256, 384, 512 or 1024 channels are all at least 63 samples apart (around the circle).
+const NOISE_STEP_A: u64 = 40_325;
+/// The same for the second table (coprime to its prime period).
+const NOISE_STEP_B: u64 = 40_467;
 /// Samples the generator computes per pass (an `f32` stack block); every table is extended by
 /// this many samples past its period so that one pass reads each table contiguously.
 const GEN: usize = 256;
-/// Frames per time block of a time-major read: the block of every channel stays in cache.
+/// Frames per time block of a time-major read: the block of every channel stays in cache
+/// (at most [`GEN`]: one generator pass per channel and block).
 const NATIVE_BLOCK: usize = 256;
+const _: () = assert!(NATIVE_BLOCK <= GEN);
 /// Row stride, in values, of the channel-major block of a time-major read: an odd number of
 /// 64-byte cache lines, so that the transpose's column reads spread over every L1 set.
 const NATIVE_ROW: usize = ((NATIVE_BLOCK * 2 / 64) | 1) * 32;
@@ -318,8 +322,8 @@ struct ChannelGen {
 ///   `noise(t) = (A[(t + a_c) mod P_A] + B[(t + b_c) mod P_B]) × scale_c`, where `scale_c` is
 ///   [`SyntheticConfig::noise_rms_uv`] in counts over √2. The offsets step by a golden-ratio
 ///   fraction of the period from channel to channel (from a seeded start), so no two of the
-///   default probe's channels read either table within a few samples of each other: channels
-///   are uncorrelated at lag 0. **Honest limits:** each table repeats every 2.18 s at 30 kHz
+///   default probe's channels read either table within 63 samples of each other: channels are
+///   uncorrelated at lag 0. **Honest limits:** each table repeats every 2.18 s at 30 kHz
 ///   (so a channel's noise has autocorrelation about 0.5 at lags of multiples of 65 536 and of
 ///   65 521 samples), two channels share one table at one lag each (correlation about 0.5
 ///   there), and the sum repeats only every `P_A × P_B` samples, about 39.8 hours at 30 kHz.

@@ -843,3 +843,34 @@ fn noisy_channels_are_noisy_factor_times_the_median() {
         assert!(channel(&rec, c, w.clone()).iter().all(|&v| v == 0.0));
     }
 }
+
+#[test]
+fn channels_read_the_noise_tables_far_apart() {
+    // The doc comment's promise: no two channels of a probe of up to 1024 read either table
+    // within 63 samples of each other, whatever the seed (the seed only rotates the offsets).
+    for (channels, seed) in [(384usize, 0u64), (384, 12345), (1024, 7), (64, 99)] {
+        let rec = noise_only(channels, 1000, seed);
+        for (period, offsets) in [
+            (
+                NOISE_PERIOD_A as u64,
+                rec.gens.iter().map(|g| g.noise_a).collect::<Vec<_>>(),
+            ),
+            (
+                NOISE_PERIOD_B as u64,
+                rec.gens.iter().map(|g| g.noise_b).collect::<Vec<_>>(),
+            ),
+        ] {
+            let mut sorted = offsets.clone();
+            sorted.sort_unstable();
+            let gaps = sorted
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .chain([sorted[0] + period - sorted[channels - 1]]);
+            let min = gaps.min().unwrap();
+            assert!(
+                min >= 63,
+                "{channels} channels, seed {seed}: offsets {min} apart in period {period}"
+            );
+        }
+    }
+}
