@@ -308,7 +308,11 @@ struct ChannelGen {
 /// of any length is computed independently of every other (a read split anywhere equals one
 /// read, bit for bit) and the recording holds no state proportional to its length: ten hours of
 /// 384 channels are described and read at their end in the memory of the window asked for, plus
-/// about 0.65 MB of tables built once from the seed.
+/// about 0.65 MB of tables built once from the seed (shared by clones) and, during a time-major
+/// read, a block of 256 samples of every channel (about 0.2 MB at 384 channels). The sinusoid
+/// tables and the spike waveform come from `f64` `sin` and `exp`, so a platform whose maths
+/// library rounds those differently may differ in the last count of a few values; within one
+/// build every value is fixed.
 ///
 /// A normal channel's stored value at sample `t` is the sum, computed in `f32` in the order
 /// listed, then rounded (ties to even) and saturated to the `int16` range, of:
@@ -320,8 +324,8 @@ struct ChannelGen {
 ///   zero is at a quarter of the sample rate, 7.5 kHz at 30 kHz, with autocorrelation
 ///   `(4 - lag) / 4` up to lag 4 and 0 beyond. A channel reads both tables from its own offsets:
 ///   `noise(t) = (A[(t + a_c) mod P_A] + B[(t + b_c) mod P_B]) × scale_c`, where `scale_c` is
-///   [`SyntheticConfig::noise_rms_uv`] in counts over √2. The offsets step by a golden-ratio
-///   fraction of the period from channel to channel (from a seeded start), so no two of the
+///   [`SyntheticConfig::noise_rms_uv`] in counts over √2. The offsets step by about the period
+///   over the golden ratio from channel to channel (from a seeded start), so no two of the
 ///   default probe's channels read either table within 63 samples of each other: channels are
 ///   uncorrelated at lag 0. **Honest limits:** each table repeats every 2.18 s at 30 kHz
 ///   (so a channel's noise has autocorrelation about 0.5 at lags of multiples of 65 536 and of
