@@ -446,6 +446,92 @@ fn channel_statistics_match_an_f64_reference_and_merge_across_windows() {
 }
 
 #[test]
+fn deferred_statistics_equal_the_per_window_ones_over_many_windows() {
+    const NAME: &str = "deferred_statistics_equal_the_per_window_ones_over_many_windows";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        let channels = 5;
+        let max_samples = 3_000;
+        let (gains, offsets) = random_scaling(&mut rng, channels);
+        let mut decoder = Decoder::new(
+            client,
+            channels,
+            max_samples,
+            SampleFormat::I16,
+            MemoryOrder::TimeMajor,
+            &gains,
+            &offsets,
+        )
+        .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut deferred = ChannelStatsKernel::new(client, channels, max_samples)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut blocking = ChannelStatsKernel::new(client, channels, max_samples)
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        let mut totals = vec![ChannelStats::EMPTY; channels];
+        let mut reference = vec![ChannelStats::EMPTY; channels];
+        let mut magnitude = vec![0f64; channels];
+        // More windows than are kept in flight, of fresh lengths and owned ranges (some
+        // empty), so the ring wraps more than once and windows of different shapes share it.
+        let windows = 2 * dspk_kernels::STATS_IN_FLIGHT + 3;
+        for k in 0..windows {
+            let samples = rng.random_range(1..=max_samples);
+            let start = rng.random_range(0..=samples);
+            let end = if k % 7 == 3 {
+                start
+            } else {
+                rng.random_range(start..=samples)
+            };
+            let context = format!("{target}, seed {seed}: window {k}, {samples} samples");
+            let stored = random_stored(&mut rng, SampleFormat::I16, channels * samples);
+            let window = decoder
+                .decode(&stored, samples)
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            let values = window.to_vec().unwrap_or_else(|e| panic!("{context}: {e}"));
+            deferred
+                .accumulate_deferred(&window, start..end)
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            blocking
+                .accumulate(&window, start..end, &mut totals)
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            for c in 0..channels {
+                let part = &values[c * samples..][start..end];
+                reference[c].merge(&ChannelStats::from_values(part));
+                magnitude[c] += part.iter().map(|v| f64::from(v.abs())).sum::<f64>();
+            }
+        }
+        let got = deferred
+            .finish_deferred()
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        for c in 0..channels {
+            let context = format!("{target}, seed {seed}: channel {c}");
+            // The same partials merged in the same order: equal to the per-window path.
+            assert_eq!(got[c], totals[c], "{context}");
+            assert_stats(&got[c], &reference[c], magnitude[c].max(1.0), &context);
+        }
+        // Finishing starts afresh.
+        let again = deferred
+            .finish_deferred()
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(again, vec![ChannelStats::EMPTY; channels]);
+        // Bad input is refused at once, as in the per-window path.
+        let window = decoder
+            .decode(
+                &random_stored(&mut rng, SampleFormat::I16, channels * 10),
+                10,
+            )
+            .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert!(matches!(
+            deferred.accumulate_deferred(&window, 4..11),
+            Err(DspError::SampleRange {
+                start: 4,
+                end: 11,
+                total: 10
+            })
+        ));
+    });
+}
+
+#[test]
 fn the_contraction_guard_keeps_the_device_equal_to_the_host() {
     const NAME: &str = "the_contraction_guard_keeps_the_device_equal_to_the_host";
     for_each_runtime(NAME, |target, client| {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use dspk_device::describe;
 use dspk_device::upload::{Staging, Uploader};
-use dspk_kernels::{ChannelStats, ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
+use dspk_kernels::{ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
 use dspk_types::{
     ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, SyntheticRecording, WindowLoader,
 };
@@ -288,15 +288,22 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         let schedule = ChunkSchedule::full_recording(sinfo.samples, window, 0, 0)?;
         let scaling = Scaling::microvolts(&sinfo);
         let mut kernel = ChannelStatsKernel::new(&client, sinfo.channel_count(), window as usize)?;
-        let mut totals = vec![ChannelStats::EMPTY; sinfo.channel_count()];
         let report = device_pass(
             &client,
             &*source,
             &schedule,
             &scaling,
             &Progress::hidden(),
-            |w, d| kernel.accumulate(d, w.valid_local.clone(), &mut totals),
+            |w, d| kernel.accumulate_deferred(d, w.valid_local.clone()),
         )?;
+        let totals = kernel.finish_deferred()?;
+        if totals.iter().any(|t| t.count != sinfo.samples) {
+            return Err(dspk_types::DspError::config(format!(
+                "the {label} scan counted {} samples of a channel, not {}",
+                totals[0].count, sinfo.samples
+            ))
+            .into());
+        }
         let duration = sinfo.duration()?.as_seconds_f64();
         let realtime = duration / report.wall.as_secs_f64();
         rows.push(Row {

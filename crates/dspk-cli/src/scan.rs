@@ -179,8 +179,6 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
     let mut kernel = ChannelStatsKernel::new(&client, channels, window as usize)?;
-    let mut totals = vec![ChannelStats::EMPTY; channels];
-
     let progress = Progress::bytes("scan", len.saturating_mul(info.frame_bytes() as u64));
     let report = device_pass(
         &client,
@@ -189,10 +187,12 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         &scaling,
         &progress,
         |w, decoded| {
-            // Halos are 0 here, but only the owned part counts: every sample once.
-            kernel.accumulate(decoded, w.valid_local.clone(), &mut totals)
+            // Halos are 0 here, but only the owned part counts: every sample once. Read back
+            // every few windows, so the host is not held up by the device at each one.
+            kernel.accumulate_deferred(decoded, w.valid_local.clone())
         },
     )?;
+    let totals = kernel.finish_deferred()?;
     progress.finish();
 
     let class = classify(&totals);

@@ -183,7 +183,18 @@ pub struct ChannelStatsKernel {
     lanes: Handle,
     partials: Handle,
     limits: GridLimits,
+    /// Deferred mode: one partials buffer per window not read back yet (allocated on first
+    /// use, [`STATS_IN_FLIGHT`] at most).
+    ring: Vec<Handle>,
+    /// Deferred mode: `(chunks, valid length)` of the windows in `ring[..pending.len()]`.
+    pending: Vec<(usize, usize)>,
+    /// Deferred mode: the totals of the windows already read back.
+    running: Vec<ChannelStats>,
 }
+
+/// Windows whose partials deferred mode keeps on the device before reading them back in one
+/// go (one host–device synchronisation per this many windows instead of one per window).
+pub const STATS_IN_FLIGHT: usize = 8;
 
 impl std::fmt::Debug for ChannelStatsKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -212,6 +223,9 @@ impl ChannelStatsKernel {
             lanes: client.empty(rows * STATS_LANES * PARTIAL * 4),
             partials: client.empty(rows * PARTIAL * 4),
             limits: GridLimits::of(client),
+            ring: Vec::new(),
+            pending: Vec::new(),
+            running: vec![ChannelStats::EMPTY; channels],
         })
     }
 
@@ -253,15 +267,129 @@ impl ChannelStatsKernel {
         valid_local: Range<usize>,
         totals: &mut [ChannelStats],
     ) -> DspResult<()> {
+        if totals.len() != self.channels {
+            return Err(DspError::shape(
+                "statistics totals",
+                self.channels,
+                totals.len(),
+            ));
+        }
+        let partials = self.partials.clone();
+        let Some((chunks, valid_len)) =
+            self.launch_into(data, channels, samples, valid_local, &partials)?
+        else {
+            return Ok(());
+        };
+        let rows = self.channels * chunks;
+        let partials = read_f32(&self.client, &self.partials, rows * PARTIAL)?;
+        merge_partials(&partials, chunks, valid_len, totals);
+        Ok(())
+    }
+
+    /// Like [`accumulate`](Self::accumulate), without waiting for the device: the window's
+    /// partials stay in a device buffer of their own and are read back with those of up to
+    /// [`STATS_IN_FLIGHT`] windows in one go, so the host goes on with the next windows while
+    /// the device works. [`finish_deferred`](Self::finish_deferred) returns the totals.
+    pub fn accumulate_deferred(
+        &mut self,
+        window: &DecodedWindow<'_>,
+        valid_local: Range<usize>,
+    ) -> DspResult<()> {
+        self.accumulate_buffer_deferred(
+            window.handle(),
+            window.channels(),
+            window.samples(),
+            valid_local,
+        )
+    }
+
+    /// [`accumulate_deferred`](Self::accumulate_deferred) over any device buffer holding
+    /// `channels × samples` `f32`, channel-major.
+    pub fn accumulate_buffer_deferred(
+        &mut self,
+        data: &Handle,
+        channels: usize,
+        samples: usize,
+        valid_local: Range<usize>,
+    ) -> DspResult<()> {
+        let slot = self.pending.len();
+        if slot == self.ring.len() {
+            let size = self.partials.size_in_used() as usize;
+            self.ring.push(self.client.empty(size));
+        }
+        let target = self.ring[slot].clone();
+        let Some(shape) = self.launch_into(data, channels, samples, valid_local, &target)? else {
+            return Ok(());
+        };
+        self.pending.push(shape);
+        if self.pending.len() == STATS_IN_FLIGHT {
+            self.read_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every deferred window and returns the totals of all windows given to
+    /// [`accumulate_deferred`](Self::accumulate_deferred) since the last call (one per
+    /// channel), starting afresh.
+    pub fn finish_deferred(&mut self) -> DspResult<Vec<ChannelStats>> {
+        self.read_pending()?;
+        Ok(std::mem::replace(
+            &mut self.running,
+            vec![ChannelStats::EMPTY; self.channels],
+        ))
+    }
+
+    /// Reads back the partials of every pending window (one read) and merges them into the
+    /// running totals. On an error the pending windows and the running totals are dropped
+    /// (they would be incomplete).
+    fn read_pending(&mut self) -> DspResult<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let handles = self
+            .pending
+            .iter()
+            .zip(&self.ring)
+            .map(|(&(chunks, _), h)| {
+                let bytes = (self.channels * chunks * PARTIAL * 4) as u64;
+                h.clone().offset_end(h.size_in_used() - bytes)
+            })
+            .collect();
+        let pending = std::mem::take(&mut self.pending);
+        let read = match self.client.read(handles) {
+            Ok(read) => read,
+            Err(e) => {
+                self.running = vec![ChannelStats::EMPTY; self.channels];
+                return Err(DspError::config(format!("reading statistics back: {e}")));
+            }
+        };
+        for (bytes, (chunks, valid_len)) in read.iter().zip(pending) {
+            let partials: Vec<f32> = bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            merge_partials(&partials, chunks, valid_len, &mut self.running);
+        }
+        Ok(())
+    }
+
+    /// Checks a window and launches both passes over its samples `valid_local`, leaving
+    /// `channels × chunks` partials in `partials`; `(chunks, valid length)`, or `None`
+    /// when the range is empty.
+    fn launch_into(
+        &mut self,
+        data: &Handle,
+        channels: usize,
+        samples: usize,
+        valid_local: Range<usize>,
+        partials: &Handle,
+    ) -> DspResult<Option<(usize, usize)>> {
         if channels != self.channels {
             return Err(DspError::shape(
                 "statistics window channels",
                 self.channels,
                 channels,
             ));
-        }
-        if totals.len() != channels {
-            return Err(DspError::shape("statistics totals", channels, totals.len()));
         }
         if samples > self.max_samples {
             return Err(DspError::BufferOverrun {
@@ -279,7 +407,7 @@ impl ChannelStatsKernel {
         }
         let valid_len = valid_local.len();
         if valid_len == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let chunks = valid_len.div_ceil(STATS_CHUNK);
         let rows = channels * chunks;
@@ -306,24 +434,28 @@ impl ChannelStatsKernel {
             g.cube_count(),
             g.cube_dim(),
             f32_arg(&self.lanes, lane_units * PARTIAL)?,
-            f32_arg(&self.partials, rows * PARTIAL)?,
+            f32_arg(partials, rows * PARTIAL)?,
             rows,
             STATS_LANES,
         );
-        let partials = read_f32(&self.client, &self.partials, rows * PARTIAL)?;
-        for (ch, total) in totals.iter_mut().enumerate() {
-            for k in 0..chunks {
-                let p = &partials[(ch * chunks + k) * PARTIAL..][..PARTIAL];
-                let n = STATS_CHUNK.min(valid_len - k * STATS_CHUNK) as u64;
-                total.merge(&ChannelStats {
-                    count: n,
-                    min: f64::from(p[0]),
-                    max: f64::from(p[1]),
-                    sum: f64::from(p[2]),
-                    sum_sq: f64::from(p[3]),
-                });
-            }
+        Ok(Some((chunks, valid_len)))
+    }
+}
+
+/// Adds the per-chunk `partials` (channel-major, `chunks` per channel, the last chunk short
+/// when `valid_len` is not a multiple of [`STATS_CHUNK`]) to `totals`, in `f64`.
+fn merge_partials(partials: &[f32], chunks: usize, valid_len: usize, totals: &mut [ChannelStats]) {
+    for (ch, total) in totals.iter_mut().enumerate() {
+        for k in 0..chunks {
+            let p = &partials[(ch * chunks + k) * PARTIAL..][..PARTIAL];
+            let n = STATS_CHUNK.min(valid_len - k * STATS_CHUNK) as u64;
+            total.merge(&ChannelStats {
+                count: n,
+                min: f64::from(p[0]),
+                max: f64::from(p[1]),
+                sum: f64::from(p[2]),
+                sum_sq: f64::from(p[3]),
+            });
         }
-        Ok(())
     }
 }
