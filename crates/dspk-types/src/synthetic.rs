@@ -99,6 +99,32 @@ fn round_to_i16(v: f32) -> i16 {
     ((c + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS) as i16
 }
 
+/// Writes the channel-major `block` (one row of `stride` values per channel, `count` channels)
+/// into `frames` as time-major little-endian `int16` frames, as many as `frames` holds.
+#[inline(always)]
+fn transpose_stored(block: &[i16], stride: usize, count: usize, frames: &mut [u8]) {
+    // Each frame gathers one value from every channel's row.
+    for (i, frame) in frames.chunks_exact_mut(2 * count).enumerate() {
+        for (o, row) in frame.chunks_exact_mut(2).zip(block.chunks_exact(stride)) {
+            o.copy_from_slice(&row[i].to_le_bytes());
+        }
+    }
+}
+
+/// [`transpose_stored`] for scaled values: `f32::from(stored) * gain + offset` per channel.
+#[inline(always)]
+fn transpose_scaled(block: &[i16], stride: usize, channels: &[ChannelInfo], frames: &mut [f32]) {
+    for (i, frame) in frames.chunks_exact_mut(channels.len()).enumerate() {
+        for ((o, row), ch) in frame
+            .iter_mut()
+            .zip(block.chunks_exact(stride))
+            .zip(channels)
+        {
+            *o = f32::from(row[i]) * ch.gain + ch.offset;
+        }
+    }
+}
+
 /// The row stride of the channel-major block of a time-major read of `n` frames: the whole
 /// read when it is shorter than a block, else [`NATIVE_ROW`].
 fn native_row(n: usize) -> usize {
@@ -835,11 +861,11 @@ impl RecordingSource for SyntheticRecording {
         for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
             let len = frames.len() / (2 * count);
             self.channel_block(t, len, &mut block);
-            // Transpose: each frame gathers one value from every channel's row.
-            for (i, frame) in frames.chunks_exact_mut(2 * count).enumerate() {
-                for (o, row) in frame.chunks_exact_mut(2).zip(block.chunks_exact(stride)) {
-                    o.copy_from_slice(&row[i].to_le_bytes());
-                }
+            // A constant stride lets the compiler unroll the column gathers.
+            if stride == NATIVE_ROW {
+                transpose_stored(&block, NATIVE_ROW, count, frames);
+            } else {
+                transpose_stored(&block, stride, count, frames);
             }
             t += len as u64;
         }
@@ -862,14 +888,11 @@ impl RecordingSource for SyntheticRecording {
         for frames in out.chunks_mut(NATIVE_BLOCK * count) {
             let len = frames.len() / count;
             self.channel_block(t, len, &mut block);
-            for (i, frame) in frames.chunks_exact_mut(count).enumerate() {
-                for ((o, row), ch) in frame
-                    .iter_mut()
-                    .zip(block.chunks_exact(stride))
-                    .zip(&self.info.channels)
-                {
-                    *o = f32::from(row[i]) * ch.gain + ch.offset;
-                }
+            let channels = &self.info.channels;
+            if stride == NATIVE_ROW {
+                transpose_scaled(&block, NATIVE_ROW, channels, frames);
+            } else {
+                transpose_scaled(&block, stride, channels, frames);
             }
             t += len as u64;
         }
