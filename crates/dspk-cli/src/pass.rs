@@ -68,6 +68,9 @@ pub(crate) struct PassReport {
     pub(crate) stored_bytes: u64,
     /// Wall time from setting up the decoder to the device finishing the last window.
     pub(crate) wall: Duration,
+    /// The part of `wall` spent before the first window was read: device buffers, staging
+    /// buffers (pinned host memory on Vulkan), fill threads.
+    pub(crate) setup: Duration,
 }
 
 /// Streams `schedule`'s windows of every channel of `source` to the device, decodes each
@@ -95,6 +98,7 @@ pub(crate) fn device_pass(
         samples: 0,
         stored_bytes: 0,
         wall: Duration::ZERO,
+        setup: Duration::ZERO,
     };
     let windows = schedule.windows();
     if windows.is_empty() {
@@ -115,6 +119,7 @@ pub(crate) fn device_pass(
     let frame_bytes = info.frame_bytes();
     let capacity = (schedule.max_read_samples() as usize * frame_bytes) as u64;
     let mut uploader = Uploader::new(client, capacity, fill_threads())?;
+    report.setup = started.elapsed();
     upload_window(&mut uploader, &stored, source, order, &windows[0])?;
     for (i, window) in windows.iter().enumerate() {
         let decoded = decoder.decode_uploaded(window.read_len())?;
