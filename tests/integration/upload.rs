@@ -30,7 +30,8 @@ fn uploads_land_bit_for_bit_through_every_staging_path() {
         let (seed, mut rng) = test_rng(NAME);
         for wanted in ALL {
             for threads in [1usize, 3] {
-                let capacity = 3 << 20;
+                // Larger than the 8 MiB staging chunk, so windows cross in several chunks.
+                let capacity = 24 << 20;
                 let mut uploader = Uploader::with_staging(client, capacity, threads, wanted);
                 let got = uploader.staging();
                 visible(&format!(
@@ -42,12 +43,23 @@ fn uploads_land_bit_for_bit_through_every_staging_path() {
                 assert_eq!(uploader.is_staged(), got != Staging::Write);
                 let dst = client.empty(capacity as usize);
                 // More windows than staging buffers, of fresh lengths (not all multiples of 4,
-                // the largest first so a shorter one cannot pass on stale bytes), with frame
-                // alignments of 2 and 768 bytes.
-                let mut lengths = vec![capacity as usize - 2, 1, 7, 4096 + 2];
-                lengths.extend((0..4).map(|_| rng.random_range(1..capacity as usize)));
-                for (k, len) in lengths.into_iter().enumerate() {
-                    let align = if k % 2 == 0 { 768 } else { 2 };
+                // the largest first so a shorter one cannot pass on stale bytes; one just past
+                // a chunk), with frame alignments of 768, 2 and 2310 bytes (the last does not
+                // divide a chunk), and one piece larger than a chunk (the ring grows).
+                let big = (8 << 20) + 8;
+                let mut cases = vec![
+                    (capacity as usize - 2, 768),
+                    (1, 2),
+                    (7, 2310),
+                    (4096 + 2, 2),
+                    ((8 << 20) + 1, 768),
+                    (2 * big + 5, big),
+                ];
+                cases.extend((0..3).map(|k| {
+                    let align = [768, 2, 2310][k];
+                    (rng.random_range(1..capacity as usize), align)
+                }));
+                for (k, (len, align)) in cases.into_iter().enumerate() {
                     let context = format!(
                         "{target}, seed {seed}: {} × {threads}, window {k}, {len} bytes",
                         got.name()

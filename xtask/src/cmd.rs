@@ -20,9 +20,16 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// The workspace this xtask was compiled in.
+    /// The workspace of the xtask package being run: `CARGO_MANIFEST_DIR` as `cargo run` sets
+    /// it for this process, else where this binary was compiled. (The compile-time path alone
+    /// is wrong when a clone shares another checkout's target dir: cargo then reuses the binary
+    /// built in the other checkout.)
     pub fn locate() -> Result<Self, Error> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        let root = manifest_dir
             .parent()
             .expect("xtask/ lives inside the workspace root")
             .to_path_buf();

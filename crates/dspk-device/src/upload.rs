@@ -129,7 +129,7 @@ impl Uploader {
         if wanted != Staging::Write
             && let Some((device, queue)) = crate::registry::wgpu_handles_of(client)
         {
-            let staged = StagedUploader::new(client, device, queue, capacity, 2, threads, wanted);
+            let staged = StagedUploader::new(client, device, queue, capacity, threads, wanted);
             return Self {
                 client: client.clone(),
                 capacity: staged.capacity(),
@@ -197,8 +197,9 @@ impl Uploader {
                         needed: padded as usize,
                     });
                 }
-                let align = align.max(1);
-                let piece_len = (FALLBACK_PIECE_BYTES / align).max(1) * align;
+                // Pieces of whole `align` units that also start at 4-byte offsets (writes must).
+                let unit = lcm(align.max(1), COPY_ALIGN as usize);
+                let piece_len = (FALLBACK_PIECE_BYTES / unit).max(1) * unit;
                 let mut offset = 0usize;
                 while offset < len {
                     let n = piece_len.min(len - offset);
@@ -299,8 +300,19 @@ fn device_error(what: &str, e: impl std::fmt::Display) -> DspError {
     DspError::config(format!("{what}: {e}"))
 }
 
-/// Uploads through persistent staging buffers (host memory or wgpu's mapped buffers), two of
-/// them, so that filling one overlaps the device's copy out of the other.
+/// Bytes per staging buffer (and per copy): large enough that a copy runs at the bus's speed,
+/// small enough that filling the next one overlaps it within a window and that the pinned host
+/// memory stays small (three of them: 24 MiB).
+#[cfg(feature = "wgpu")]
+const STAGING_CHUNK: u64 = 8 << 20;
+
+/// Staging buffers in the ring: one being filled while two copies may be in flight.
+#[cfg(feature = "wgpu")]
+const STAGING_SLOTS: usize = 3;
+
+/// Uploads through a ring of persistent staging buffers (host memory or wgpu's mapped buffers)
+/// of at most [`STAGING_CHUNK`] bytes: a window goes across in chunks, and filling one chunk
+/// overlaps the device's copy of the previous ones.
 #[cfg(feature = "wgpu")]
 struct StagedUploader {
     client: Client,
@@ -308,103 +320,64 @@ struct StagedUploader {
     queue: wgpu::Queue,
     slots: Vec<Slot>,
     next: usize,
+    /// Bytes one staging buffer holds.
+    slot_bytes: u64,
+    /// The most bytes one upload carries.
     capacity: u64,
     /// The fill threads (`None` for one thread: the caller's).
     pool: Option<rayon::ThreadPool>,
+    /// What was asked for, and what the slots are.
+    wanted: Staging,
     staging: Staging,
 }
 
 #[cfg(feature = "wgpu")]
 impl StagedUploader {
-    /// `slots` staging buffers of `capacity` bytes each of the `wanted` kind where the device
-    /// has it (else wgpu's mapped buffers); `threads` workers fill them.
+    /// An uploader of up to `capacity` bytes per upload through [`STAGING_SLOTS`] staging
+    /// buffers of the `wanted` kind where the device has it (else wgpu's mapped buffers);
+    /// `threads` workers fill them.
     fn new(
         client: &Client,
         device: wgpu::Device,
         queue: wgpu::Queue,
         capacity: u64,
-        slots: usize,
         threads: usize,
         wanted: Staging,
     ) -> Self {
         let capacity = capacity
             .max(4)
             .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let slots = slots.max(1);
-        let host = Self::host_slots(&device, capacity, slots, wanted);
-        let (slots, staging) = match host {
-            Some(found) => found,
-            None => {
-                let slots = (0..slots)
-                    .map(|i| Slot {
-                        buffer: device.create_buffer(&wgpu::BufferDescriptor {
-                            label: Some(&format!("dspk staging {i}")),
-                            size: capacity,
-                            usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
-                            mapped_at_creation: true,
-                        }),
-                        memory: SlotMemory::Mapped(Arc::new(AtomicU8::new(MAPPED))),
-                        submission: None,
-                    })
-                    .collect();
-                (slots, Staging::Mapped)
-            }
-        };
+        let slot_bytes = capacity.min(STAGING_CHUNK);
+        let (slots, staging) = make_slots(&device, slot_bytes, wanted);
         Self {
             client: client.clone(),
             device,
             queue,
             slots,
             next: 0,
+            slot_bytes,
             capacity,
             pool: fill_pool(threads),
+            wanted,
             staging,
         }
-    }
-
-    /// Host-memory staging buffers, when `wanted` asks for them and the device can give them.
-    #[cfg_attr(not(vulkan_host), expect(unused_variables, reason = "no Vulkan here"))]
-    fn host_slots(
-        device: &wgpu::Device,
-        capacity: u64,
-        slots: usize,
-        wanted: Staging,
-    ) -> Option<(Vec<Slot>, Staging)> {
-        #[cfg(vulkan_host)]
-        {
-            let kind = match wanted {
-                Staging::HostCached => host::HostMemoryKind::Cached,
-                Staging::HostUncached => host::HostMemoryKind::Uncached,
-                Staging::Mapped | Staging::Write => return None,
-            };
-            let mut made = Vec::with_capacity(slots);
-            for i in 0..slots {
-                let label = format!("dspk host staging {i}");
-                let host = host::HostBuffer::new(device, capacity, kind, &label)?;
-                made.push(host);
-            }
-            let staging = if made.iter().all(|h| h.cached) {
-                Staging::HostCached
-            } else {
-                Staging::HostUncached
-            };
-            let slots = made
-                .into_iter()
-                .map(|h| Slot {
-                    buffer: h.buffer.clone(),
-                    memory: SlotMemory::Host(h),
-                    submission: None,
-                })
-                .collect();
-            Some((slots, staging))
-        }
-        #[cfg(not(vulkan_host))]
-        None
     }
 
     /// Bytes one upload can carry.
     fn capacity(&self) -> u64 {
         self.capacity
+    }
+
+    /// Makes every staging buffer hold at least `bytes` (for pieces larger than a chunk).
+    fn grow_slots(&mut self, bytes: u64) -> DspResult<()> {
+        self.wait_idle()?;
+        let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let (slots, staging) = make_slots(&self.device, bytes, self.wanted);
+        self.slots = slots;
+        self.staging = staging;
+        self.slot_bytes = bytes;
+        self.next = 0;
+        Ok(())
     }
 
     /// Waits until slot `i` can be written: its latest copy is done (and, for wgpu's buffers,
@@ -441,37 +414,27 @@ impl StagedUploader {
         }
     }
 
-    /// Fills `len` bytes of the next staging buffer and copies them into `dst` (from its start).
+    /// Fills `len` bytes chunk by chunk through the staging ring and copies them into `dst`
+    /// (from its start).
     ///
     /// `fill(offset, piece)` is called for consecutive pieces that together cover `0..len`, each
     /// a multiple of `align` bytes long (except where `len` itself is not), from several threads
-    /// at once. The copy is queued on the device after every kernel launched on `client` so far,
-    /// and before any launched after.
+    /// at once. The copies are queued on the device after every kernel launched on `client` so
+    /// far, and before any launched after.
     fn upload<F>(&mut self, dst: &Handle, len: usize, align: usize, fill: F) -> DspResult<()>
     where
         F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
     {
         // `Uploader::upload` has checked `len` against the capacity and skipped empty uploads.
         let padded = (len as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-        let i = self.next;
-        self.next = (self.next + 1) % self.slots.len();
-        self.wait_ready(i)?;
-        let pool = self.pool.as_ref();
-        let threads = pool.map_or(1, |p| p.current_num_threads());
-        let slot = &mut self.slots[i];
-        match &mut slot.memory {
-            SlotMemory::Mapped(_) => {
-                let parts = mapped_parts(&slot.buffer, len, align, threads)?;
-                fill_parts(pool, parts, align, true, &fill)?;
-            }
-            #[cfg(vulkan_host)]
-            SlotMemory::Host(host) => {
-                let scratch = !host.cached;
-                let parts = slice_parts(&mut host.bytes_mut()[..len], align, threads);
-                fill_parts(pool, parts, align, scratch, &fill)?;
-            }
+        // Chunks are whole pieces and start where mapping and copying allow.
+        let unit = lcm(align.max(1), wgpu::MAP_ALIGNMENT as usize);
+        if unit as u64 > self.slot_bytes && (len as u64) > self.slot_bytes {
+            self.grow_slots((unit as u64).min(padded))?;
         }
-        let (target, _bound) = flushed_target(&self.client, dst)?;
+        let chunk = ((self.slot_bytes as usize / unit) * unit).max(unit);
+        let client = self.client.clone();
+        let (target, _bound) = flushed_target(&client, dst)?;
         if target.size < padded {
             return Err(DspError::BufferOverrun {
                 what: "device input buffer".into(),
@@ -479,38 +442,70 @@ impl StagedUploader {
                 needed: padded as usize,
             });
         }
-        let slot = &mut self.slots[i];
-        if let SlotMemory::Mapped(_) = slot.memory {
-            slot.buffer.unmap();
+        let mut done = 0usize;
+        while done < len {
+            let n = chunk.min(len - done);
+            let i = self.next;
+            self.next = (self.next + 1) % self.slots.len();
+            self.wait_ready(i)?;
+            let pool = self.pool.as_ref();
+            let threads = pool.map_or(1, |p| p.current_num_threads());
+            let at = done;
+            let shifted = |offset: usize, piece: &mut [u8]| fill(at + offset, piece);
+            let slot = &mut self.slots[i];
+            match &mut slot.memory {
+                SlotMemory::Mapped(_) => {
+                    let parts = mapped_parts(&slot.buffer, n, align, threads)?;
+                    fill_parts(pool, parts, align, true, &shifted)?;
+                    slot.buffer.unmap();
+                }
+                #[cfg(vulkan_host)]
+                SlotMemory::Host(host) => {
+                    let scratch = !host.cached;
+                    let parts = slice_parts(&mut host.bytes_mut()[..n], align, threads);
+                    fill_parts(pool, parts, align, scratch, &shifted)?;
+                }
+            }
+            let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("dspk upload"),
+                });
+            encoder.copy_buffer_to_buffer(
+                &slot.buffer,
+                0,
+                &target.buffer,
+                target.offset + done as u64,
+                bytes,
+            );
+            let submission = self.queue.submit([encoder.finish()]);
+            slot.after_copy(submission);
+            done += n;
         }
-        let mut encoder = self
-            .device
-            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                label: Some("dspk upload"),
-            });
-        encoder.copy_buffer_to_buffer(&slot.buffer, 0, &target.buffer, target.offset, padded);
-        let submission = self.queue.submit([encoder.finish()]);
-        slot.after_copy(submission);
         Ok(())
     }
 
-    /// See [`Uploader::time_copy`].
+    /// See [`Uploader::time_copy`]: the copies of a `len`-byte window out of the filled staging
+    /// ring (chunk by chunk, as [`upload`](Self::upload) queues them), submitted together.
     fn time_copy(
         &mut self,
         dst: &Handle,
         len: usize,
         iters: usize,
     ) -> DspResult<std::time::Duration> {
-        let padded = (len as u64)
+        self.wait_idle()?;
+        let client = self.client.clone();
+        let (target, _bound) = flushed_target(&client, dst)?;
+        let len = (len as u64)
+            .min(self.capacity)
+            .min(target.size)
             .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT)
-            .min(self.capacity);
-        let i = self.next;
-        self.wait_ready(i)?;
-        let (target, _bound) = flushed_target(&self.client, dst)?;
-        let padded = padded.min(target.size);
-        let slot = &mut self.slots[i];
-        if let SlotMemory::Mapped(_) = slot.memory {
-            slot.buffer.unmap();
+            .min(target.size);
+        for slot in &mut self.slots {
+            if let SlotMemory::Mapped(_) = slot.memory {
+                slot.buffer.unmap();
+            }
         }
         let mut times = Vec::with_capacity(iters.max(1) + 1);
         let mut last = None;
@@ -521,7 +516,21 @@ impl StagedUploader {
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("dspk copy timing"),
                 });
-            encoder.copy_buffer_to_buffer(&slot.buffer, 0, &target.buffer, target.offset, padded);
+            let mut done = 0u64;
+            let mut k = 0;
+            while done < len {
+                let n = self.slot_bytes.min(len - done);
+                let slot = &self.slots[k % self.slots.len()];
+                encoder.copy_buffer_to_buffer(
+                    &slot.buffer,
+                    0,
+                    &target.buffer,
+                    target.offset + done,
+                    n,
+                );
+                done += n;
+                k += 1;
+            }
             let index = self.queue.submit([encoder.finish()]);
             self.device
                 .poll(wgpu::PollType::Wait {
@@ -533,7 +542,9 @@ impl StagedUploader {
             last = Some(index);
         }
         if let Some(index) = last {
-            slot.after_copy(index);
+            for slot in &mut self.slots {
+                slot.after_copy(index.clone());
+            }
         }
         // The first copy warms up; the median of the rest.
         times.remove(0);
@@ -547,6 +558,63 @@ impl StagedUploader {
         }
         Ok(())
     }
+}
+
+/// [`STAGING_SLOTS`] staging buffers of `bytes` bytes: host memory where `wanted` asks for it
+/// and the device can give it, else wgpu's mapped buffers (created mapped); and which they are.
+#[cfg(feature = "wgpu")]
+fn make_slots(device: &wgpu::Device, bytes: u64, wanted: Staging) -> (Vec<Slot>, Staging) {
+    if let Some(found) = host_slots(device, bytes, wanted) {
+        return found;
+    }
+    let slots = (0..STAGING_SLOTS)
+        .map(|i| Slot {
+            buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(&format!("dspk staging {i}")),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_WRITE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: true,
+            }),
+            memory: SlotMemory::Mapped(Arc::new(AtomicU8::new(MAPPED))),
+            submission: None,
+        })
+        .collect();
+    (slots, Staging::Mapped)
+}
+
+/// Host-memory staging buffers, when `wanted` asks for them and the device can give them.
+#[cfg(feature = "wgpu")]
+#[cfg_attr(not(vulkan_host), expect(unused_variables, reason = "no Vulkan here"))]
+fn host_slots(device: &wgpu::Device, bytes: u64, wanted: Staging) -> Option<(Vec<Slot>, Staging)> {
+    #[cfg(vulkan_host)]
+    {
+        let kind = match wanted {
+            Staging::HostCached => host::HostMemoryKind::Cached,
+            Staging::HostUncached => host::HostMemoryKind::Uncached,
+            Staging::Mapped | Staging::Write => return None,
+        };
+        let mut made = Vec::with_capacity(STAGING_SLOTS);
+        for i in 0..STAGING_SLOTS {
+            let label = format!("dspk host staging {i}");
+            made.push(host::HostBuffer::new(device, bytes, kind, &label)?);
+        }
+        let staging = if made.iter().all(|h| h.cached) {
+            Staging::HostCached
+        } else {
+            Staging::HostUncached
+        };
+        let slots = made
+            .into_iter()
+            .map(|h| Slot {
+                buffer: h.buffer.clone(),
+                memory: SlotMemory::Host(h),
+                submission: None,
+            })
+            .collect();
+        Some((slots, staging))
+    }
+    #[cfg(not(vulkan_host))]
+    None
 }
 
 /// Submits the kernels already launched on `client` (they may still read `dst`, so they go
@@ -690,7 +758,6 @@ where
     }
 }
 
-#[cfg(feature = "wgpu")]
 fn lcm(a: usize, b: usize) -> usize {
     fn gcd(a: usize, b: usize) -> usize {
         if b == 0 { a } else { gcd(b, a % b) }
