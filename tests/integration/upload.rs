@@ -197,3 +197,88 @@ fn upload_errors_come_back_and_the_uploader_still_works() {
         }
     });
 }
+
+#[test]
+fn work_during_an_upload_runs_once_and_goes_before_the_copy() {
+    const NAME: &str = "work_during_an_upload_runs_once_and_goes_before_the_copy";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        for wanted in ALL {
+            let mut uploader = Uploader::with_staging(client, 1 << 20, 3, wanted);
+            let name = uploader.staging().name();
+            let context = format!("{target} {name}, seed {seed}");
+            let len = rng.random_range(600_000..(1 << 20));
+            let mut bytes = vec![0u8; len];
+            rng.fill_bytes(&mut bytes);
+            let dst = client.empty(len.next_multiple_of(4));
+            // `during` overwrites the whole destination: the upload, ordered after it, wins.
+            let mut runs = 0;
+            let noise = vec![0xA5u8; len.next_multiple_of(4)];
+            uploader
+                .upload_while(
+                    &dst,
+                    len,
+                    1,
+                    |offset, piece| {
+                        piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
+                        Ok(())
+                    },
+                    || {
+                        runs += 1;
+                        client.write(&dst, cubecl::bytes::Bytes::from_bytes_vec(noise.clone()));
+                        Ok(())
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            assert_eq!(runs, 1, "{context}");
+            assert!(
+                read_bytes(client, &dst, len) == bytes,
+                "{context}: bytes differ"
+            );
+            // Its error is the upload's error; so is the fill's.
+            let err = uploader
+                .upload_while(
+                    &dst,
+                    len,
+                    1,
+                    |_, _| Ok(()),
+                    || Err(DspError::config("during failed")),
+                )
+                .expect_err("during failed");
+            assert!(
+                err.to_string().contains("during failed"),
+                "{context}: {err}"
+            );
+            let mut ran = false;
+            let err = uploader
+                .upload_while(
+                    &dst,
+                    len,
+                    1,
+                    |_, _| Err(DspError::config("fill failed")),
+                    || {
+                        ran = true;
+                        Ok(())
+                    },
+                )
+                .expect_err("fill failed");
+            assert!(err.to_string().contains("fill failed"), "{context}: {err}");
+            assert!(ran, "{context}: `during` did not run");
+            // An empty upload still runs it.
+            let mut ran = false;
+            uploader
+                .upload_while(
+                    &dst,
+                    0,
+                    1,
+                    |_, _| Ok(()),
+                    || {
+                        ran = true;
+                        Ok(())
+                    },
+                )
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            assert!(ran, "{context}: `during` did not run for an empty upload");
+        }
+    });
+}

@@ -120,14 +120,23 @@ pub(crate) fn device_pass(
     let capacity = (schedule.max_read_samples() as usize * frame_bytes) as u64;
     let mut uploader = Uploader::new(client, capacity, fill_threads())?;
     report.setup = started.elapsed();
-    upload_window(&mut uploader, &stored, source, order, &windows[0])?;
+    upload_window(
+        &mut uploader,
+        &stored,
+        source,
+        order,
+        &windows[0],
+        || Ok(()),
+    )?;
     for (i, window) in windows.iter().enumerate() {
         let decoded = decoder.decode_uploaded(window.read_len())?;
-        // Read and queue the next window while the device decodes this one.
-        if let Some(next) = windows.get(i + 1) {
-            upload_window(&mut uploader, &stored, source, order, next)?;
+        // Read and queue the next window while the device decodes this one; this window's
+        // host work runs while the fill threads read.
+        let mut this_window = || on_window(window, &decoded);
+        match windows.get(i + 1) {
+            Some(next) => upload_window(&mut uploader, &stored, source, order, next, this_window)?,
+            None => this_window()?,
         }
-        on_window(window, &decoded)?;
         let bytes = window.read_len() as u64 * frame_bytes as u64;
         report.windows += 1;
         report.samples += window.valid_len() as u64;
@@ -149,13 +158,15 @@ pub(crate) fn fill_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_FILL_THREADS))
 }
 
-/// Queues `window`'s stored bytes, in `order`, into the device buffer `stored`.
+/// Queues `window`'s stored bytes, in `order`, into the device buffer `stored`, running
+/// `during` on this thread while the fill threads read.
 fn upload_window(
     uploader: &mut Uploader,
     stored: &Handle,
     source: &dyn RecordingSource,
     order: MemoryOrder,
     window: &HaloWindow,
+    during: impl FnOnce() -> DspResult<()>,
 ) -> DspResult<()> {
     let info = source.info();
     let n = window.read_len();
@@ -164,20 +175,22 @@ fn upload_window(
     match order {
         // A run of frames: any whole-frame piece is a sample range.
         MemoryOrder::TimeMajor => {
-            uploader.upload(stored, n * frame_bytes, frame_bytes, |offset, piece| {
+            let fill = |offset: usize, piece: &mut [u8]| {
                 let first = start + (offset / frame_bytes) as u64;
                 let last = first + (piece.len() / frame_bytes) as u64;
                 source.read_stored_native(first..last, piece).map(drop)
-            })
+            };
+            uploader.upload_while(stored, n * frame_bytes, frame_bytes, fill, during)
         }
         // Channel runs: any whole-run piece is a range of channels.
         MemoryOrder::ChannelMajor => {
             let run = n * info.format.bytes();
-            uploader.upload(stored, n * frame_bytes, run, |offset, piece| {
+            let fill = |offset: usize, piece: &mut [u8]| {
                 let first = offset / run;
                 let chans: Vec<usize> = (first..first + piece.len() / run).collect();
                 source.read_stored(&chans, window.read_global.clone(), piece)
-            })
+            };
+            uploader.upload_while(stored, n * frame_bytes, run, fill, during)
         }
     }
 }

@@ -174,6 +174,26 @@ impl Uploader {
     where
         F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
     {
+        self.upload_while(dst, len, align, fill, || Ok(()))
+    }
+
+    /// [`upload`](Self::upload), running `during` on the calling thread while the fill threads
+    /// work (the host's share of the previous window, say). Kernels `during` launches are
+    /// ordered before the copy. The first error of `fill` or `during` is the result; `during`
+    /// runs once (also when `len` is 0, or `fill` fails), unless the upload fails before the
+    /// fill begins.
+    pub fn upload_while<F, D>(
+        &mut self,
+        dst: &Handle,
+        len: usize,
+        align: usize,
+        fill: F,
+        during: D,
+    ) -> DspResult<()>
+    where
+        F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
+        D: FnOnce() -> DspResult<()>,
+    {
         let padded = (len as u64).next_multiple_of(COPY_ALIGN);
         if padded > self.capacity {
             return Err(DspError::BufferOverrun {
@@ -183,12 +203,13 @@ impl Uploader {
             });
         }
         if len == 0 {
-            return Ok(());
+            return during();
         }
         match &mut self.path {
             #[cfg(feature = "wgpu")]
-            UploadPath::Staged(staged) => staged.upload(dst, len, align, fill),
+            UploadPath::Staged(staged) => staged.upload(dst, len, align, fill, during),
             UploadPath::Write => {
+                during()?;
                 let total = dst.size_in_used();
                 if total < padded {
                     return Err(DspError::BufferOverrun {
@@ -300,19 +321,19 @@ fn device_error(what: &str, e: impl std::fmt::Display) -> DspError {
     DspError::config(format!("{what}: {e}"))
 }
 
-/// Bytes per staging buffer (and per copy): large enough that a copy runs at the bus's speed,
-/// small enough that filling the next one overlaps it within a window and that the pinned host
-/// memory stays small (three of them: 24 MiB).
+/// Bytes per staging buffer at most (larger windows cross in chunks of this size). Measured on
+/// the H200: a ring of three 8 MiB buffers made one-second windows (23 MB) slower than a buffer
+/// per window (upload 27 vs 38 GB/s; 8 MiB copies ran at 34 GB/s against 41 for 23 MB), so a
+/// window of up to this size crosses in one copy.
 #[cfg(feature = "wgpu")]
-const STAGING_CHUNK: u64 = 8 << 20;
+const STAGING_CHUNK: u64 = 64 << 20;
 
-/// Staging buffers in the ring: one being filled while two copies may be in flight.
+/// Staging buffers in the ring: one being filled while the copy out of the other runs.
 #[cfg(feature = "wgpu")]
-const STAGING_SLOTS: usize = 3;
+const STAGING_SLOTS: usize = 2;
 
 /// Uploads through a ring of persistent staging buffers (host memory or wgpu's mapped buffers)
-/// of at most [`STAGING_CHUNK`] bytes: a window goes across in chunks, and filling one chunk
-/// overlaps the device's copy of the previous ones.
+/// of at most [`STAGING_CHUNK`] bytes: filling one overlaps the device's copy out of the other.
 #[cfg(feature = "wgpu")]
 struct StagedUploader {
     client: Client,
@@ -421,9 +442,17 @@ impl StagedUploader {
     /// a multiple of `align` bytes long (except where `len` itself is not), from several threads
     /// at once. The copies are queued on the device after every kernel launched on `client` so
     /// far, and before any launched after.
-    fn upload<F>(&mut self, dst: &Handle, len: usize, align: usize, fill: F) -> DspResult<()>
+    fn upload<F, D>(
+        &mut self,
+        dst: &Handle,
+        len: usize,
+        align: usize,
+        fill: F,
+        during: D,
+    ) -> DspResult<()>
     where
         F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
+        D: FnOnce() -> DspResult<()>,
     {
         // `Uploader::upload` has checked `len` against the capacity and skipped empty uploads.
         let padded = (len as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
@@ -434,14 +463,13 @@ impl StagedUploader {
         }
         let chunk = ((self.slot_bytes as usize / unit) * unit).max(unit);
         let client = self.client.clone();
-        let (target, _bound) = flushed_target(&client, dst)?;
-        if target.size < padded {
-            return Err(DspError::BufferOverrun {
-                what: "device input buffer".into(),
-                capacity: target.size as usize,
-                needed: padded as usize,
-            });
-        }
+        // The kernels launched so far (the previous window's decode) start on the device now,
+        // while the host fills.
+        client
+            .flush()
+            .map_err(|e| device_error("submitting queued kernels failed", e))?;
+        let mut during = Some(during);
+        let mut resolved: Option<(WgpuResource, _)> = None;
         let mut done = 0usize;
         while done < len {
             let n = chunk.min(len - done);
@@ -452,20 +480,38 @@ impl StagedUploader {
             let threads = pool.map_or(1, |p| p.current_num_threads());
             let at = done;
             let shifted = |offset: usize, piece: &mut [u8]| fill(at + offset, piece);
+            let first = during.take();
+            let during = || first.map_or(Ok(()), |f| f());
             let slot = &mut self.slots[i];
             match &mut slot.memory {
                 SlotMemory::Mapped(_) => {
                     let parts = mapped_parts(&slot.buffer, n, align, threads)?;
-                    fill_parts(pool, parts, align, true, &shifted)?;
+                    fill_parts(pool, parts, align, true, &shifted, during)?;
                     slot.buffer.unmap();
                 }
                 #[cfg(vulkan_host)]
                 SlotMemory::Host(host) => {
                     let scratch = !host.cached;
                     let parts = slice_parts(&mut host.bytes_mut()[..n], align, threads);
-                    fill_parts(pool, parts, align, scratch, &shifted)?;
+                    fill_parts(pool, parts, align, scratch, &shifted, during)?;
                 }
             }
+            // After `during`'s kernels were launched: submit them, then resolve `dst` once.
+            let target = match &resolved {
+                Some((target, _)) => target.clone(),
+                None => {
+                    let (target, bound) = flushed_target(&client, dst)?;
+                    if target.size < padded {
+                        return Err(DspError::BufferOverrun {
+                            what: "device input buffer".into(),
+                            capacity: target.size as usize,
+                            needed: padded as usize,
+                        });
+                    }
+                    resolved = Some((target.clone(), bound));
+                    target
+                }
+            };
             let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
             let mut encoder = self
                 .device
@@ -631,15 +677,27 @@ fn flushed_target(client: &Client, dst: &Handle) -> DspResult<(WgpuResource, imp
     Ok((bound.resource().clone(), bound))
 }
 
-/// The byte length of each thread's part of `len` bytes: a multiple of `align` (whole frames)
-/// and of wgpu's mapping alignment, so that parts can be mapped one by one.
+/// The byte length of each part of `len` bytes handed to the fill threads: a multiple of
+/// `align` (whole frames) and of wgpu's mapping alignment, so that parts can be mapped one by
+/// one; [`PARTS_PER_THREAD`] parts per thread, none shorter than [`MIN_PART_BYTES`] but where
+/// `len` is.
 #[cfg(feature = "wgpu")]
 fn part_len(len: usize, align: usize, threads: usize) -> usize {
     let unit = lcm(align.max(1), wgpu::MAP_ALIGNMENT as usize);
-    len.div_ceil(unit).div_ceil(threads.max(1)) * unit
+    let parts = (threads.max(1) * PARTS_PER_THREAD).min(len.div_ceil(MIN_PART_BYTES).max(1));
+    len.div_ceil(unit).div_ceil(parts) * unit
 }
 
-/// The parts of a mapped wgpu buffer's first `len` bytes, one per thread, each mapped on its own.
+/// Parts per fill thread: more parts than threads let a thread that is done early take over
+/// work from a slow one (cores of a shared host do not run at one speed).
+#[cfg(feature = "wgpu")]
+const PARTS_PER_THREAD: usize = 4;
+
+/// Bytes per part at least (smaller ones cost more to hand out than to fill).
+#[cfg(feature = "wgpu")]
+const MIN_PART_BYTES: usize = 256 << 10;
+
+/// The parts of a mapped wgpu buffer's first `len` bytes, each mapped on its own.
 #[cfg(feature = "wgpu")]
 fn mapped_parts(
     buffer: &wgpu::Buffer,
@@ -662,7 +720,7 @@ fn mapped_parts(
     Ok(parts)
 }
 
-/// The parts of `bytes`, one per thread.
+/// The parts of `bytes`.
 #[cfg(vulkan_host)]
 fn slice_parts(bytes: &mut [u8], align: usize, threads: usize) -> Vec<(usize, usize, &mut [u8])> {
     let per_part = part_len(bytes.len(), align, threads);
@@ -717,21 +775,24 @@ fn fill_pool(threads: usize) -> Option<rayon::ThreadPool> {
         .ok()
 }
 
-/// Runs `fill` over every part (`(offset, length, memory)`) on the pool's threads, in
+/// Runs `fill` over every part (`(offset, length, memory)`) on the pool's threads while
+/// `during` runs on the calling thread (the first error of either is the result), in
 /// pieces that are multiples of `align` bytes: straight into the memory where it is plain,
 /// host-cached memory (`!scratch`), else through a cache-sized scratch buffer (write-combined
 /// memory wants each line written once, whole).
 #[cfg(feature = "wgpu")]
-fn fill_parts<P, F>(
+fn fill_parts<P, F, D>(
     pool: Option<&rayon::ThreadPool>,
     parts: Vec<(usize, usize, P)>,
     align: usize,
     scratch: bool,
     fill: &F,
+    during: D,
 ) -> DspResult<()>
 where
     P: PartMemory,
     F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
+    D: FnOnce() -> DspResult<()>,
 {
     let align = align.max(1);
     let piece = (PIECE_BYTES / align).max(1) * align;
@@ -751,10 +812,29 @@ where
     };
     match pool {
         Some(pool) if parts.len() > 1 => {
-            use rayon::prelude::*;
-            pool.install(|| parts.into_par_iter().try_for_each(work))
+            let failed = parking_lot::Mutex::new(None);
+            let during = pool.in_place_scope(|scope| {
+                for part in parts {
+                    let (work, failed) = (&work, &failed);
+                    scope.spawn(move |_| {
+                        if let Err(e) = work(part) {
+                            failed.lock().get_or_insert(e);
+                        }
+                    });
+                }
+                // The caller's own work, on this thread, while the pool fills.
+                during()
+            });
+            match failed.into_inner() {
+                Some(e) => Err(e),
+                None => during,
+            }
         }
-        _ => parts.into_iter().try_for_each(work),
+        _ => {
+            let filled = parts.into_iter().try_for_each(work);
+            let during = during();
+            filled.and(during)
+        }
     }
 }
 
