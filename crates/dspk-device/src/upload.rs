@@ -101,7 +101,6 @@ impl Staging {
 pub struct Uploader {
     client: Client,
     capacity: u64,
-    threads: usize,
     path: UploadPath,
 }
 
@@ -133,15 +132,13 @@ impl Uploader {
             return Self {
                 client: client.clone(),
                 capacity: staged.capacity(),
-                threads,
                 path: UploadPath::Staged(staged),
             };
         }
-        let _ = wanted;
+        let _ = (wanted, threads);
         Self {
             client: client.clone(),
             capacity: capacity.next_multiple_of(COPY_ALIGN),
-            threads,
             path: UploadPath::Write,
         }
     }
@@ -234,15 +231,15 @@ impl Uploader {
                     self.client.write(&target, Bytes::from_bytes_vec(piece));
                     offset += n;
                 }
-                let _ = self.threads;
                 Ok(())
             }
         }
     }
 
-    /// The time of one copy of `len` bytes from an already filled staging buffer into `dst`,
-    /// the median of `iters` (the host→device bandwidth this path can reach at best); `None` on
-    /// the `Client::write` path, which has no staging buffer of its own.
+    /// The time to copy `len` bytes out of the already filled staging buffers into `dst` (as an
+    /// upload queues them: one copy per staging buffer's worth), submitted and waited for, the
+    /// median of `iters` (the host→device bandwidth this path reaches for one window alone);
+    /// `None` on the `Client::write` path, which has no staging buffer of its own.
     pub fn time_copy(
         &mut self,
         dst: &Handle,
