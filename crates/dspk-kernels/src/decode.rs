@@ -341,7 +341,7 @@ impl Decoder {
         device_elements("decoded window", &[channels, max_samples])?;
         let stored_bytes = stored_window_bytes(channels, max_samples, format)? as usize;
         let decoded_bytes = channels * max_samples * 4;
-        Ok(Decoder {
+        let mut decoder = Decoder {
             client: client.clone(),
             channels,
             max_samples,
@@ -353,7 +353,12 @@ impl Decoder {
             offsets: client.create_from_slice(&f32_bytes(offsets)),
             guard,
             limits: GridLimits::of(client),
-        })
+        };
+        // One launch over one sample now: the kernel is compiled (or loaded from the kernel
+        // cache) on the device's thread while the caller sets up the rest, instead of when the
+        // first window is waiting for it. Its output is overwritten by every window.
+        decoder.decode_uploaded(1)?;
+        Ok(decoder)
     }
 
     /// Channels per window.

@@ -216,7 +216,7 @@ impl ChannelStatsKernel {
         }
         device_elements("statistics window", &[channels, max_samples])?;
         let rows = channels * max_samples.div_ceil(STATS_CHUNK);
-        Ok(ChannelStatsKernel {
+        let mut kernel = ChannelStatsKernel {
             client: client.clone(),
             channels,
             max_samples,
@@ -226,7 +226,15 @@ impl ChannelStatsKernel {
             ring: Vec::new(),
             pending: Vec::new(),
             running: vec![ChannelStats::EMPTY; channels],
-        })
+        };
+        // Both passes once over one sample of a small scratch buffer (the lanes and partials
+        // they write are overwritten by every window): the kernels are compiled, or loaded from
+        // the kernel cache, on the device's thread while the caller sets up the rest, instead
+        // of when the first window waits for them.
+        let scratch = client.empty(channels * 4);
+        let partials = kernel.partials.clone();
+        kernel.launch_into(&scratch, channels, 1, 0..1, &partials)?;
+        Ok(kernel)
     }
 
     /// Adds the statistics of `window`'s samples `valid_local` (its owned part, so halos are
