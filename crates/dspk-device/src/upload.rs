@@ -347,6 +347,10 @@ struct StagedUploader {
     /// What was asked for, and what the slots are.
     wanted: Staging,
     staging: Staging,
+    /// Host staging buffers past the first, being allocated on a helper thread while the first
+    /// window fills; taken into `slots` once done (uploads go through the first alone until
+    /// then, never waiting for the allocation).
+    pending: Option<std::thread::JoinHandle<Option<Vec<Slot>>>>,
 }
 
 #[cfg(feature = "wgpu")]
@@ -366,7 +370,24 @@ impl StagedUploader {
             .max(4)
             .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let slot_bytes = capacity.min(STAGING_CHUNK);
-        let (slots, staging) = make_slots(&device, slot_bytes, wanted);
+        // One host buffer now, the rest on a helper thread: the first window does not wait for
+        // the second buffer's memory to be pinned.
+        let (slots, staging, pending) = match host_slots(&device, slot_bytes, wanted, 0..1) {
+            Some((first, staging)) => {
+                let rest = 1..STAGING_SLOTS;
+                match spawn_host_slots(&device, slot_bytes, wanted, rest.clone()) {
+                    Some(handle) => (first, staging, Some(handle)),
+                    None => {
+                        let mut slots = first;
+                        if let Some((more, _)) = host_slots(&device, slot_bytes, wanted, rest) {
+                            slots.extend(more);
+                        }
+                        (slots, staging, None)
+                    }
+                }
+            }
+            None => (mapped_slots(&device, slot_bytes), Staging::Mapped, None),
+        };
         Self {
             client: client.clone(),
             device,
@@ -378,6 +399,25 @@ impl StagedUploader {
             pool: fill_pool(threads),
             wanted,
             staging,
+            pending,
+        }
+    }
+
+    /// Takes the staging buffers allocated on the helper thread into the ring: when they are
+    /// ready, or (with `wait`) after waiting for them. If their allocation failed, the ring
+    /// keeps the buffers it has.
+    fn adopt_pending(&mut self, wait: bool) {
+        let Some(handle) = self.pending.take() else {
+            return;
+        };
+        if !wait && !handle.is_finished() {
+            self.pending = Some(handle);
+            return;
+        }
+        match handle.join() {
+            Ok(Some(more)) => self.slots.extend(more),
+            Ok(None) => {}
+            Err(panic) => std::panic::resume_unwind(panic),
         }
     }
 
@@ -388,6 +428,7 @@ impl StagedUploader {
 
     /// Makes every staging buffer hold at least `bytes` (for pieces larger than a chunk).
     fn grow_slots(&mut self, bytes: u64) -> DspResult<()> {
+        self.adopt_pending(true);
         self.wait_idle()?;
         let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
         let (slots, staging) = make_slots(&self.device, bytes, self.wanted);
@@ -453,6 +494,7 @@ impl StagedUploader {
     {
         // `Uploader::upload` has checked `len` against the capacity and skipped empty uploads.
         let padded = (len as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        self.adopt_pending(false);
         // Chunks are whole pieces and start where mapping and copying allow.
         let unit = lcm(align.max(1), wgpu::MAP_ALIGNMENT as usize);
         if unit as u64 > self.slot_bytes && (len as u64) > self.slot_bytes {
@@ -537,6 +579,7 @@ impl StagedUploader {
         len: usize,
         iters: usize,
     ) -> DspResult<std::time::Duration> {
+        self.adopt_pending(true);
         self.wait_idle()?;
         let client = self.client.clone();
         let (target, _bound) = flushed_target(&client, dst)?;
@@ -607,10 +650,32 @@ impl StagedUploader {
 /// and the device can give it, else wgpu's mapped buffers (created mapped); and which they are.
 #[cfg(feature = "wgpu")]
 fn make_slots(device: &wgpu::Device, bytes: u64, wanted: Staging) -> (Vec<Slot>, Staging) {
-    if let Some(found) = host_slots(device, bytes, wanted) {
+    if let Some(found) = host_slots(device, bytes, wanted, 0..STAGING_SLOTS) {
         return found;
     }
-    let slots = (0..STAGING_SLOTS)
+    (mapped_slots(device, bytes), Staging::Mapped)
+}
+
+/// Host-memory staging buffers numbered `indices`, allocated on a thread of their own (pinning
+/// memory takes milliseconds); `None` when no thread can be started.
+#[cfg(feature = "wgpu")]
+fn spawn_host_slots(
+    device: &wgpu::Device,
+    bytes: u64,
+    wanted: Staging,
+    indices: std::ops::Range<usize>,
+) -> Option<std::thread::JoinHandle<Option<Vec<Slot>>>> {
+    let device = device.clone();
+    std::thread::Builder::new()
+        .name("dspk-staging".into())
+        .spawn(move || host_slots(&device, bytes, wanted, indices).map(|(slots, _)| slots))
+        .ok()
+}
+
+/// [`STAGING_SLOTS`] of wgpu's mapped staging buffers, created mapped.
+#[cfg(feature = "wgpu")]
+fn mapped_slots(device: &wgpu::Device, bytes: u64) -> Vec<Slot> {
+    (0..STAGING_SLOTS)
         .map(|i| Slot {
             buffer: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(&format!("dspk staging {i}")),
@@ -621,14 +686,19 @@ fn make_slots(device: &wgpu::Device, bytes: u64, wanted: Staging) -> (Vec<Slot>,
             memory: SlotMemory::Mapped(Arc::new(AtomicU8::new(MAPPED))),
             submission: None,
         })
-        .collect();
-    (slots, Staging::Mapped)
+        .collect()
 }
 
-/// Host-memory staging buffers, when `wanted` asks for them and the device can give them.
+/// Host-memory staging buffers (numbered `indices`), when `wanted` asks for them and the
+/// device can give them.
 #[cfg(feature = "wgpu")]
 #[cfg_attr(not(vulkan_host), expect(unused_variables, reason = "no Vulkan here"))]
-fn host_slots(device: &wgpu::Device, bytes: u64, wanted: Staging) -> Option<(Vec<Slot>, Staging)> {
+fn host_slots(
+    device: &wgpu::Device,
+    bytes: u64,
+    wanted: Staging,
+    indices: std::ops::Range<usize>,
+) -> Option<(Vec<Slot>, Staging)> {
     #[cfg(vulkan_host)]
     {
         let kind = match wanted {
@@ -636,8 +706,8 @@ fn host_slots(device: &wgpu::Device, bytes: u64, wanted: Staging) -> Option<(Vec
             Staging::HostUncached => host::HostMemoryKind::Uncached,
             Staging::Mapped | Staging::Write => return None,
         };
-        let mut made = Vec::with_capacity(STAGING_SLOTS);
-        for i in 0..STAGING_SLOTS {
+        let mut made = Vec::with_capacity(indices.len());
+        for i in indices {
             let label = format!("dspk host staging {i}");
             made.push(host::HostBuffer::new(device, bytes, kind, &label)?);
         }
