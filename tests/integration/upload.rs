@@ -282,3 +282,42 @@ fn work_during_an_upload_runs_once_and_goes_before_the_copy() {
         }
     });
 }
+
+#[test]
+fn a_later_uploader_reuses_host_staging_and_uploads_the_same() {
+    const NAME: &str = "a_later_uploader_reuses_host_staging_and_uploads_the_same";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        // A capacity no other test uses, so that the cached set is this test's own.
+        let capacity = (5 << 20) + 4 * rng.random_range(1..1000);
+        let first = Uploader::with_staging(client, capacity, 2, Staging::HostCached);
+        let host = matches!(first.staging(), Staging::HostCached | Staging::HostUncached);
+        assert!(
+            !first.reused_staging() || host,
+            "{target}: reuse off the host path"
+        );
+        drop(first);
+        for k in 0..3 {
+            let mut uploader = Uploader::with_staging(client, capacity, 2, Staging::HostCached);
+            let context = format!("{target}, seed {seed}, uploader {k}");
+            // Host staging buffers come back for an uploader of the same device and size.
+            assert_eq!(uploader.reused_staging(), host, "{context}");
+            let len = rng.random_range(1..capacity as usize);
+            let mut bytes = vec![0u8; len];
+            rng.fill_bytes(&mut bytes);
+            let dst = client.empty(len.next_multiple_of(4));
+            for _ in 0..3 {
+                uploader
+                    .upload(&dst, len, 1, |offset, piece| {
+                        piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
+                        Ok(())
+                    })
+                    .unwrap_or_else(|e| panic!("{context}: {e}"));
+            }
+            assert!(
+                read_bytes(client, &dst, len) == bytes,
+                "{context}: bytes differ"
+            );
+        }
+    });
+}

@@ -163,6 +163,8 @@ pub fn shutdown_devices() -> usize {
 
 /// Removes the wgpu devices that can be shut down from the registry and hands them over.
 fn take_wgpu_entries() -> Vec<Entry> {
+    // Staging buffers kept for later uploads go first: their devices are about to go.
+    crate::upload::release_cached_staging();
     let mut registry = REGISTRY.lock();
     let others: Vec<DeviceId> = registry
         .iter()
