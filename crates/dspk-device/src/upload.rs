@@ -14,6 +14,11 @@
 //!   `Client::write` in pieces ([`Staging::Write`]); it allocates a staging buffer per call
 //!   (measured at 0.56 GB/s for windows above 8 MiB on an H200).
 //!
+//! Host staging buffers (pinned memory) outlive their uploader: the next uploader of the same
+//! device and a similar size takes them instead of pinning its own (up to 256 MiB are kept;
+//! [`crate::shutdown_devices`] and the exit teardown release them). Filling runs on a thread
+//! pool the uploader keeps; [`Uploader::upload_while`] runs the caller's own work meanwhile.
+//!
 //! `DSPK_UPLOAD` ([`UPLOAD_ENV`]) picks a path by name, for measurements.
 
 #[cfg(feature = "wgpu")]
