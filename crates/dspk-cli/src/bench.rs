@@ -52,6 +52,8 @@ pub(crate) struct BenchOptions {
     pub(crate) recording: Option<PathBuf>,
     /// Seconds of synthetic data to write when no recording is given.
     pub(crate) seconds: u64,
+    /// Samples per window (default: one second).
+    pub(crate) window_samples: Option<u64>,
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -89,6 +91,9 @@ impl Drop for TempDir {
 
 /// Runs `dspk bench`.
 pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
+    if opts.window_samples == Some(0) {
+        return Err(CliError::new("--window-samples must be at least 1"));
+    }
     let mut rows = Vec::new();
     let memcpy = memcpy_gbs();
 
@@ -116,9 +121,12 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     let file: Arc<dyn RecordingSource> = dspk_io::open(&path)?.into_source();
     let info = file.info().clone();
     let channels = info.channel_count();
-    let second = info
-        .sample_rate
-        .samples_for_duration(dspk_types::RationalTime::new(1, 1)?)?;
+    let second = match opts.window_samples {
+        Some(n) => n,
+        None => info
+            .sample_rate
+            .samples_for_duration(dspk_types::RationalTime::new(1, 1)?)?,
+    };
     let stored_total = info.samples as f64 * info.frame_bytes() as f64;
     let values_total = info.samples as f64 * channels as f64;
 

@@ -98,6 +98,11 @@ struct BenchArgs {
     /// Seconds of synthetic data to write when no REC is given
     #[arg(long, default_value_t = 20)]
     seconds: u64,
+
+    /// Samples per window [default: one second, capped by the device's largest buffer]; the
+    /// PyTorch baseline moves windows of the same size
+    #[arg(long, value_name = "N")]
+    window_samples: Option<u64>,
 }
 
 /// A recording, or none for the built-in synthetic one.
@@ -309,6 +314,7 @@ fn run(cli: Cli) -> CliResult<String> {
             &bench::BenchOptions {
                 recording: args.recording,
                 seconds: args.seconds,
+                window_samples: args.window_samples,
             },
         ),
     }

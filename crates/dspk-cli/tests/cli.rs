@@ -443,6 +443,10 @@ fn errors_are_one_line_and_leave_no_output() {
         "unknown compute runtime 'bogus'",
     );
     fails_with_one_line(
+        &["bench", "--window-samples", "0"],
+        "--window-samples must be at least 1",
+    );
+    fails_with_one_line(
         &["--runtime", "bogus", "convert", rec, "-o", out_s],
         "--runtime",
     );
