@@ -54,3 +54,16 @@ pub use source::*;
 pub use synthetic::*;
 pub use time::*;
 pub use window::*;
+
+/// Helpers shared by the unit tests of several modules.
+#[cfg(test)]
+mod test_support {
+    /// A fresh seed per run, printed so that a failure can be replayed.
+    pub(crate) fn fresh_seed(test: &str) -> u64 {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0x5EED, |d| d.as_nanos() as u64);
+        println!("{test}: seed {seed}");
+        seed
+    }
+}

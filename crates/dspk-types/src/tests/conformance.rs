@@ -12,14 +12,7 @@ use crate::{
     check_read_stored,
 };
 
-/// A fresh seed per run, printed so that a failure can be replayed.
-fn fresh_seed(test: &str) -> u64 {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0x5EED, |d| d.as_nanos() as u64);
-    println!("{test}: seed {seed}");
-    seed
-}
+use crate::test_support::fresh_seed;
 
 /// A memory recording of random values with random gains and offsets.
 fn random_memory(channels: usize, samples: usize, seed: u64) -> MemoryRecording {

@@ -2,6 +2,7 @@
 //! noise statistics, saturation, validation.
 
 use crate::conformance::SplitMix64;
+use crate::test_support::fresh_seed;
 use crate::{DspError, MemoryOrder, RecordingSource, SampleFormat, SampleRate, SignalUnit};
 
 use super::*;
@@ -463,15 +464,6 @@ fn other_rates_and_odd_shapes_work() {
             );
         }
     }
-}
-
-/// A fresh seed for a randomised test, printed so a failure can be replayed.
-fn fresh_seed(test: &str) -> u64 {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0x5EED, |d| d.as_nanos() as u64);
-    println!("{test}: seed {seed}");
-    seed
 }
 
 /// The documented model, one sample at a time, written independently of the generator's fast
