@@ -123,9 +123,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     let channels = info.channel_count();
     let second = match opts.window_samples {
         Some(n) => n,
-        None => info
-            .sample_rate
-            .samples_for_duration(dspk_types::RationalTime::new(1, 1)?)?,
+        None => crate::pass::one_second(&info)?,
     };
     let stored_total = info.samples as f64 * info.frame_bytes() as f64;
     let values_total = info.samples as f64 * channels as f64;
@@ -340,20 +338,16 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         }
         passes.remove(0);
         passes.sort();
-        let report = passes[passes.len() / 2];
-        let report = PassTimes {
-            wall: report.0,
-            setup: report.1,
-        };
+        let (wall, setup) = passes[passes.len() / 2];
         let duration = sinfo.duration()?.as_seconds_f64();
-        let realtime = duration / report.wall.as_secs_f64();
+        let realtime = duration / wall.as_secs_f64();
         rows.push(Row {
             id: "G4",
             figure: format!(
                 "scan of the {label} ({:.0} s, {} ch; {:.1} ms setup incl.)",
                 duration,
                 sinfo.channel_count(),
-                report.setup.as_secs_f64() * 1e3
+                setup.as_secs_f64() * 1e3
             ),
             value: realtime,
             unit: "× real time",
@@ -442,10 +436,4 @@ fn staging_name(staging: Staging) -> &'static str {
         Staging::Mapped => "wgpu mapped",
         Staging::Write => "Client::write",
     }
-}
-
-/// The times of one device pass the bench quotes.
-struct PassTimes {
-    wall: Duration,
-    setup: Duration,
 }

@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use dspk_device::describe;
 use dspk_io::BinaryWriter;
-use dspk_kernels::max_window_samples;
 use dspk_types::{
-    ChannelInfo, ChannelMapFile, ChunkSchedule, MemoryOrder, RationalTime, RecordingInfo,
-    RecordingSource, RemappedSource, SampleFormat, SlicedRecording,
+    ChannelInfo, ChannelMapFile, ChunkSchedule, MemoryOrder, RecordingInfo, RecordingSource,
+    RemappedSource, SampleFormat, SlicedRecording,
 };
 use serde_json::json;
 
@@ -17,7 +16,7 @@ use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, TimeOptions};
 use crate::parse::ChannelList;
-use crate::pass::{Scaling, device_pass};
+use crate::pass::{Scaling, device_pass, window_samples};
 use crate::progress::Progress;
 use crate::report::{exact_seconds, seconds_text};
 
@@ -66,18 +65,7 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     let device = describe(&client);
     let channel_count = info.channel_count();
     let len = info.samples;
-    let window = match opts.window_samples {
-        Some(0) => return Err(CliError::new("--window-samples must be at least 1")),
-        Some(n) => n,
-        None => {
-            let second = RationalTime::new(1, 1).expect("1/1 is a valid time");
-            info.sample_rate
-                .samples_for_duration(second)?
-                .min(max_window_samples(&client, channel_count, info.format))
-                .max(1)
-        }
-    }
-    .min(len);
+    let window = window_samples(&client, &info, opts.window_samples)?.min(len);
     let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
 

@@ -9,11 +9,14 @@ use std::time::{Duration, Instant};
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use dspk_device::upload::Uploader;
+use dspk_kernels::max_window_samples;
 use dspk_kernels::{DecodedWindow, Decoder, sync};
 use dspk_types::{
-    ChunkSchedule, DspResult, HaloWindow, MemoryOrder, RecordingInfo, RecordingSource, SignalUnit,
+    ChunkSchedule, DspResult, HaloWindow, MemoryOrder, RationalTime, RecordingInfo,
+    RecordingSource, SignalUnit,
 };
 
+use crate::error::{CliError, CliResult};
 use crate::progress::Progress;
 
 /// How stored values become the values a pass works on: per channel `stored × gain + offset`,
@@ -146,6 +149,32 @@ pub(crate) fn device_pass(
     sync(client)?;
     report.wall = started.elapsed();
     Ok(report)
+}
+
+/// The samples of one second of `info` (at least one).
+pub(crate) fn one_second(info: &RecordingInfo) -> DspResult<u64> {
+    let second = RationalTime::new(1, 1)?;
+    Ok(info.sample_rate.samples_for_duration(second)?.max(1))
+}
+
+/// The window of a device pass: `asked` (`--window-samples`, at least 1), else one second of
+/// `info` within what one device buffer of `client` holds.
+pub(crate) fn window_samples(
+    client: &Client,
+    info: &RecordingInfo,
+    asked: Option<u64>,
+) -> CliResult<u64> {
+    match asked {
+        Some(0) => Err(CliError::new("--window-samples must be at least 1")),
+        Some(n) => Ok(n),
+        None => Ok(one_second(info)?
+            .min(max_window_samples(
+                client,
+                info.channel_count(),
+                info.format,
+            ))
+            .max(1)),
+    }
 }
 
 /// Threads that fill staging buffers at most.

@@ -5,14 +5,14 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use dspk_device::describe;
-use dspk_kernels::{ChannelStats, ChannelStatsKernel, max_window_samples};
-use dspk_types::{ChannelMask, ChunkSchedule, RationalTime, RecordingSource, SlicedRecording};
+use dspk_kernels::{ChannelStats, ChannelStatsKernel};
+use dspk_types::{ChannelMask, ChunkSchedule, RecordingSource, SlicedRecording};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::error::{CliError, CliResult, Context as _};
+use crate::error::{CliResult, Context as _};
 use crate::input::{Input, Origin, TimeOptions};
-use crate::pass::{Scaling, device_pass};
+use crate::pass::{Scaling, device_pass, window_samples};
 use crate::progress::Progress;
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
 use crate::{Ctx, write_atomically};
@@ -163,19 +163,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     };
     let channels = info.channel_count();
     let len = range.end - range.start;
-    let window = match opts.window_samples {
-        Some(0) => return Err(CliError::new("--window-samples must be at least 1")),
-        Some(n) => n,
-        None => {
-            // One second, within what one device buffer holds.
-            let second = RationalTime::new(1, 1).expect("1/1 is a valid time");
-            let one_second = info.sample_rate.samples_for_duration(second)?.max(1);
-            one_second
-                .min(max_window_samples(&client, channels, info.format))
-                .max(1)
-        }
-    }
-    .min(len);
+    let window = window_samples(&client, &info, opts.window_samples)?.min(len);
     let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
     let mut kernel = ChannelStatsKernel::new(&client, channels, window as usize)?;

@@ -108,15 +108,20 @@ pub(crate) fn record(device: Device, target: ComputeTarget, opened: &mut Opened)
     dspk_exit::register_exit_handler(exit_handler);
 }
 
-/// What dspk recorded about the adapter behind `client`, if dspk opened it.
-pub(crate) fn adapter_of(client: &Client) -> Option<AdapterRecord> {
+/// `get` applied to the registry entry of the device behind `client`, if dspk opened it.
+fn with_entry_of<T>(client: &Client, get: impl FnOnce(&Entry) -> Option<T>) -> Option<T> {
     let runner = client.service_id().device;
     let runtime = crate::info::runtime_of_client(client);
     REGISTRY
         .lock()
         .iter()
         .find(|e| e.runner_id == runner && e.target == runtime)
-        .and_then(|e| e.adapter.clone())
+        .and_then(get)
+}
+
+/// What dspk recorded about the adapter behind `client`, if dspk opened it.
+pub(crate) fn adapter_of(client: &Client) -> Option<AdapterRecord> {
+    with_entry_of(client, |e| e.adapter.clone())
 }
 
 /// The wgpu device and queue behind `client`, where dspk created them.
@@ -124,13 +129,9 @@ pub(crate) fn adapter_of(client: &Client) -> Option<AdapterRecord> {
 pub(crate) fn wgpu_handles_of(
     client: &Client,
 ) -> Option<(cubecl::wgpu::wgpu::Device, cubecl::wgpu::wgpu::Queue)> {
-    let runner = client.service_id().device;
-    let runtime = crate::info::runtime_of_client(client);
-    REGISTRY
-        .lock()
-        .iter()
-        .find(|e| e.runner_id == runner && e.target == runtime)
-        .and_then(|e| Some((e.wgpu_device.clone()?, e.wgpu_queue.clone()?)))
+    with_entry_of(client, |e| {
+        Some((e.wgpu_device.clone()?, e.wgpu_queue.clone()?))
+    })
 }
 
 /// The devices dspk has open, in the order they were opened.

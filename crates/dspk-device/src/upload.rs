@@ -905,6 +905,13 @@ fn slice_parts(bytes: &mut [u8], align: usize, threads: usize) -> Vec<(usize, us
         .collect()
 }
 
+#[cfg(feature = "wgpu")]
+thread_local! {
+    /// A fill thread's scratch buffer for staging memory that is written through a copy
+    /// (write-combined or wgpu-mapped), reused across uploads instead of allocated per part.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Memory a fill thread writes: a mapped wgpu view (written through copies only) or plain bytes.
 #[cfg(feature = "wgpu")]
 trait PartMemory: Send {
@@ -974,15 +981,20 @@ where
         if !scratch && let Some(bytes) = memory.bytes() {
             return fill(start, &mut bytes[..n]);
         }
-        let mut buffer = vec![0u8; piece.min(n)];
-        let mut done = 0;
-        while done < n {
-            let k = piece.min(n - done);
-            fill(start + done, &mut buffer[..k])?;
-            memory.write(done, &buffer[..k]);
-            done += k;
-        }
-        Ok(())
+        // Each fill thread keeps its scratch buffer from one upload to the next.
+        SCRATCH.with_borrow_mut(|buffer| {
+            if buffer.len() < piece.min(n) {
+                buffer.resize(piece.min(n), 0);
+            }
+            let mut done = 0;
+            while done < n {
+                let k = piece.min(n - done);
+                fill(start + done, &mut buffer[..k])?;
+                memory.write(done, &buffer[..k]);
+                done += k;
+            }
+            Ok(())
+        })
     };
     match pool {
         Some(pool) if parts.len() > 1 => {
