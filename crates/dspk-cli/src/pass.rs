@@ -83,9 +83,10 @@ pub(crate) struct PassReport {
 ///
 /// Each window crosses to the device once, compact, in the source's own stored order
 /// ([`RecordingSource::read_stored_native`]; the decode kernel transposes a time-major window):
-/// [`Uploader`] fills a mapped staging buffer in place from several threads and queues the copy
-/// into the [`Decoder`]'s input buffer, which is sized once for the schedule's longest window.
-/// The stored bytes of window i+1 are read while the device decodes window i.
+/// [`Uploader`] fills a staging buffer (pinned host memory on Vulkan) in place from a pool of
+/// threads and queues the copy into the [`Decoder`]'s input buffer, which is sized once for the
+/// schedule's longest window. The stored bytes of window i+1 are read while the device decodes
+/// window i, and `on_window(i)` runs on this thread meanwhile.
 pub(crate) fn device_pass(
     client: &Client,
     source: &dyn RecordingSource,
