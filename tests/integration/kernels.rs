@@ -18,7 +18,7 @@ const NEAR_LIMIT_CAP_BYTES: u64 = 256 << 20;
 
 /// Random stored bytes for `n` values of `format`: every bit pattern for integers, finite
 /// normal values of a realistic range for floats.
-fn random_stored(rng: &mut StdRng, format: SampleFormat, n: usize) -> Vec<u8> {
+pub(crate) fn random_stored(rng: &mut StdRng, format: SampleFormat, n: usize) -> Vec<u8> {
     match format {
         SampleFormat::F32 => (0..n)
             .flat_map(|_| rng.random_range(-1.0e4f32..1.0e4).to_le_bytes())
@@ -35,7 +35,7 @@ fn random_stored(rng: &mut StdRng, format: SampleFormat, n: usize) -> Vec<u8> {
 }
 
 /// Random per-channel gains and offsets.
-fn random_scaling(rng: &mut StdRng, channels: usize) -> (Vec<f32>, Vec<f32>) {
+pub(crate) fn random_scaling(rng: &mut StdRng, channels: usize) -> (Vec<f32>, Vec<f32>) {
     let gains = (0..channels)
         .map(|_| rng.random_range(0.01f32..10.0))
         .collect();
@@ -47,7 +47,7 @@ fn random_scaling(rng: &mut StdRng, channels: usize) -> (Vec<f32>, Vec<f32>) {
 
 /// The host reference: `SampleFormat::decode` per channel, after gathering the channel's
 /// stored bytes out of `order`, into channel-major `f32`.
-fn host_decode(
+pub(crate) fn host_decode(
     stored: &[u8],
     format: SampleFormat,
     order: MemoryOrder,
@@ -97,7 +97,7 @@ fn ulps(a: f32, b: f32) -> u64 {
 }
 
 /// Asserts `device` equals `host`: bit for bit for integer formats, within 1 ulp for floats.
-fn assert_decoded(device: &[f32], host: &[f32], format: SampleFormat, context: &str) {
+pub(crate) fn assert_decoded(device: &[f32], host: &[f32], format: SampleFormat, context: &str) {
     assert_eq!(device.len(), host.len(), "{context}: length");
     let tolerance = if format.is_float() { 1 } else { 0 };
     let mut worst = (0u64, 0usize);

@@ -3,4 +3,5 @@
 mod device;
 mod exit;
 mod kernels;
+mod staged;
 mod upload;

@@ -16,7 +16,7 @@ use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, TimeOptions};
 use crate::parse::ChannelList;
-use crate::pass::{Scaling, device_pass, window_samples};
+use crate::pass::{DecodePath, Scaling, device_pass, window_samples};
 use crate::progress::Progress;
 use crate::report::{exact_seconds, seconds_text};
 
@@ -79,6 +79,7 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
         &*source,
         &schedule,
         &scaling,
+        DecodePath::from_env()?,
         &progress,
         // Halos are 0: every window is owned whole, and windows come in order.
         |_, decoded| writer.write_window(&decoded.to_vec()?),

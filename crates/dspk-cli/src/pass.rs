@@ -8,9 +8,12 @@ use std::time::{Duration, Instant};
 
 use cubecl::client::Client;
 use cubecl::server::Handle;
-use dspk_device::upload::Uploader;
+use dspk_device::upload::{StagingKernel, StagingLaunch, Uploader};
 use dspk_kernels::max_window_samples;
-use dspk_kernels::{DecodedWindow, Decoder, sync};
+use dspk_kernels::{
+    DecodedWindow, Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL,
+    StagedDecode, sync,
+};
 use dspk_types::{
     ChunkSchedule, DspResult, HaloWindow, MemoryOrder, RationalTime, RecordingInfo,
     RecordingSource, SignalUnit,
@@ -60,6 +63,50 @@ impl Scaling {
     }
 }
 
+/// The environment variable that picks where a device pass decodes (for measurements):
+/// `staging` (the default) or `copy` (see [`DecodePath`]).
+pub(crate) const DECODE_ENV: &str = "DSPK_DECODE";
+
+/// Where a device pass decodes its windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodePath {
+    /// The decode kernel reads each window where it was staged, in pinned host memory, across
+    /// the bus (int16 time-major windows on Vulkan; every other case takes
+    /// [`AfterCopy`](Self::AfterCopy)).
+    InStaging,
+    /// Each window is copied into a device buffer, then decoded there.
+    AfterCopy,
+}
+
+impl DecodePath {
+    /// The name [`DECODE_ENV`] takes for this path.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            DecodePath::InStaging => "staging",
+            DecodePath::AfterCopy => "copy",
+        }
+    }
+
+    /// The path [`DECODE_ENV`] names; [`InStaging`](Self::InStaging) when it is unset or empty.
+    pub(crate) fn from_env() -> CliResult<Self> {
+        match std::env::var(DECODE_ENV) {
+            Ok(v) if v.is_empty() => Ok(DecodePath::InStaging),
+            Ok(v) => [DecodePath::InStaging, DecodePath::AfterCopy]
+                .into_iter()
+                .find(|p| p.name() == v)
+                .ok_or_else(|| {
+                    CliError::new(format!(
+                        "{DECODE_ENV}={v:?} names no decode path; use \"staging\" or \"copy\""
+                    ))
+                }),
+            Err(std::env::VarError::NotPresent) => Ok(DecodePath::InStaging),
+            Err(std::env::VarError::NotUnicode(v)) => Err(CliError::new(format!(
+                "{DECODE_ENV}={v:?} is not valid UTF-8; use \"staging\" or \"copy\""
+            ))),
+        }
+    }
+}
+
 /// What a device pass did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct PassReport {
@@ -74,6 +121,8 @@ pub(crate) struct PassReport {
     /// The part of `wall` spent before the first window was read: device buffers, staging
     /// buffers (pinned host memory on Vulkan), fill threads.
     pub(crate) setup: Duration,
+    /// Where the windows were decoded.
+    pub(crate) decode: DecodePath,
 }
 
 /// Streams `schedule`'s windows of every channel of `source` to the device, decodes each
@@ -84,14 +133,18 @@ pub(crate) struct PassReport {
 /// Each window crosses to the device once, compact, in the source's own stored order
 /// ([`RecordingSource::read_stored_native`]; the decode kernel transposes a time-major window):
 /// [`Uploader`] fills a staging buffer (pinned host memory on Vulkan) in place from a pool of
-/// threads and queues the copy into the [`Decoder`]'s input buffer, which is sized once for the
-/// schedule's longest window. The stored bytes of window i+1 are read while the device decodes
-/// window i, and `on_window(i)` runs on this thread meanwhile.
+/// threads. With [`DecodePath::InStaging`] (asked by `decode`, and possible: int16 time-major
+/// windows in host staging) the decode kernel then reads the window there, across the bus;
+/// otherwise the uploader queues a copy into the [`Decoder`]'s input buffer, sized once for
+/// the schedule's longest window, and the decoder's kernel runs on that. The stored bytes of
+/// window i+1 are read while the device decodes window i, and `on_window(i)` runs on this
+/// thread meanwhile.
 pub(crate) fn device_pass(
     client: &Client,
     source: &dyn RecordingSource,
     schedule: &ChunkSchedule,
     scaling: &Scaling,
+    decode: DecodePath,
     progress: &Progress,
     mut on_window: impl FnMut(&HaloWindow, &DecodedWindow<'_>) -> DspResult<()>,
 ) -> DspResult<PassReport> {
@@ -103,6 +156,7 @@ pub(crate) fn device_pass(
         stored_bytes: 0,
         wall: Duration::ZERO,
         setup: Duration::ZERO,
+        decode: DecodePath::AfterCopy,
     };
     let windows = schedule.windows();
     if windows.is_empty() {
@@ -123,22 +177,43 @@ pub(crate) fn device_pass(
     let frame_bytes = info.frame_bytes();
     let capacity = (schedule.max_read_samples() as usize * frame_bytes) as u64;
     let mut uploader = Uploader::new(client, capacity, fill_threads())?;
+    let kernel = match decode {
+        DecodePath::InStaging
+            if decoder.decodes_in_staging() && capacity <= uploader.staging_kernel_capacity() =>
+        {
+            uploader.staging_kernel(
+                "dspk decode in staging",
+                STAGED_DECODE_WGSL,
+                STAGED_DECODE_ENTRY,
+                STAGED_DECODE_BUFFERS,
+            )?
+        }
+        _ => None,
+    };
+    if kernel.is_some() {
+        report.decode = DecodePath::InStaging;
+    }
     report.setup = started.elapsed();
-    upload_window(
-        &mut uploader,
-        &stored,
-        source,
-        order,
-        &windows[0],
-        || Ok(()),
-    )?;
+    let target =
+        |decoder: &Decoder, window: &HaloWindow| Target::of(decoder, &kernel, &stored, window);
+    let first = target(&decoder, &windows[0])?;
+    upload_window(&mut uploader, &first, source, order, &windows[0], || Ok(()))?;
     for (i, window) in windows.iter().enumerate() {
-        let decoded = decoder.decode_uploaded(window.read_len())?;
+        let next = match windows.get(i + 1) {
+            Some(w) => Some((w, target(&decoder, w)?)),
+            None => None,
+        };
+        let decoded = match kernel {
+            Some(_) => decoder.staged_window(window.read_len())?,
+            None => decoder.decode_uploaded(window.read_len())?,
+        };
         // Read and queue the next window while the device decodes this one; this window's
         // host work runs while the fill threads read.
         let mut this_window = || on_window(window, &decoded);
-        match windows.get(i + 1) {
-            Some(next) => upload_window(&mut uploader, &stored, source, order, next, this_window)?,
+        match next {
+            Some((next, to)) => {
+                upload_window(&mut uploader, &to, source, order, next, this_window)?
+            }
             None => this_window()?,
         }
         let bytes = window.read_len() as u64 * frame_bytes as u64;
@@ -188,11 +263,37 @@ pub(crate) fn fill_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_FILL_THREADS))
 }
 
-/// Queues `window`'s stored bytes, in `order`, into the device buffer `stored`, running
-/// `during` on this thread while the fill threads read.
+/// Where a window's stored bytes go once staged.
+enum Target<'k> {
+    /// Copied into the decoder's input buffer.
+    Copy(Handle),
+    /// Decoded where they are staged.
+    Kernel(&'k StagingKernel, Box<StagedDecode>),
+}
+
+impl<'k> Target<'k> {
+    /// Where `window` goes: decoded in staging by `kernel` where there is one, else copied to
+    /// `stored`.
+    fn of(
+        decoder: &Decoder,
+        kernel: &'k Option<StagingKernel>,
+        stored: &Handle,
+        window: &HaloWindow,
+    ) -> DspResult<Self> {
+        if let Some(kernel) = kernel
+            && let Some(launch) = decoder.staged_decode(window.read_len())?
+        {
+            return Ok(Target::Kernel(kernel, Box::new(launch)));
+        }
+        Ok(Target::Copy(stored.clone()))
+    }
+}
+
+/// Queues `window`'s stored bytes, in `order`, to `target`, running `during` on this thread
+/// while the fill threads read.
 fn upload_window(
     uploader: &mut Uploader,
-    stored: &Handle,
+    target: &Target<'_>,
     source: &dyn RecordingSource,
     order: MemoryOrder,
     window: &HaloWindow,
@@ -210,7 +311,21 @@ fn upload_window(
                 let last = first + (piece.len() / frame_bytes) as u64;
                 source.read_stored_native(first..last, piece).map(drop)
             };
-            uploader.upload_while(stored, n * frame_bytes, frame_bytes, fill, during)
+            match target {
+                Target::Copy(stored) => {
+                    uploader.upload_while(stored, n * frame_bytes, frame_bytes, fill, during)
+                }
+                Target::Kernel(kernel, launch) => {
+                    let buffers: Vec<&Handle> = launch.buffers.iter().collect();
+                    let launch = StagingLaunch {
+                        kernel,
+                        buffers: &buffers,
+                        params: &launch.params,
+                        workgroups: launch.workgroups,
+                    };
+                    uploader.upload_through(launch, n * frame_bytes, frame_bytes, fill, during)
+                }
+            }
         }
         // Channel runs: any whole-run piece is a range of channels.
         MemoryOrder::ChannelMajor => {
@@ -219,6 +334,11 @@ fn upload_window(
                 let first = offset / run;
                 let chans: Vec<usize> = (first..first + piece.len() / run).collect();
                 source.read_stored(&chans, window.read_global.clone(), piece)
+            };
+            let Target::Copy(stored) = target else {
+                return Err(dspk_types::DspError::config(
+                    "a channel-major window cannot be decoded in its staging buffer",
+                ));
             };
             uploader.upload_while(stored, n * frame_bytes, run, fill, during)
         }

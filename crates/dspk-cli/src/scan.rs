@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::error::{CliResult, Context as _};
 use crate::input::{Input, Origin, TimeOptions};
-use crate::pass::{Scaling, device_pass, window_samples};
+use crate::pass::{DecodePath, Scaling, device_pass, window_samples};
 use crate::progress::Progress;
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
 use crate::{Ctx, write_atomically};
@@ -173,6 +173,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         &*source,
         &schedule,
         &scaling,
+        DecodePath::from_env()?,
         &progress,
         |w, decoded| {
             // Halos are 0 here, but only the owned part counts: every sample once. Read back

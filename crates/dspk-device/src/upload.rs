@@ -220,7 +220,7 @@ impl Uploader {
         }
         match &mut self.path {
             #[cfg(feature = "wgpu")]
-            UploadPath::Staged(staged) => staged.upload(dst, len, align, fill, during),
+            UploadPath::Staged(staged) => staged.upload(Sink::Copy(dst), len, align, fill, during),
             UploadPath::Write => {
                 during()?;
                 let total = dst.size_in_used();
@@ -272,6 +272,110 @@ impl Uploader {
         }
     }
 
+    /// Whether [`upload_through`](Self::upload_through) can run here: the staging buffers are
+    /// dspk's own host memory (Vulkan), which a kernel can read in place.
+    pub fn runs_staging_kernels(&self) -> bool {
+        matches!(self.staging(), Staging::HostCached | Staging::HostUncached)
+    }
+
+    /// The most bytes one [`upload_through`](Self::upload_through) carries (one staging
+    /// buffer's worth; 0 where staging kernels cannot run).
+    pub fn staging_kernel_capacity(&self) -> u64 {
+        match &self.path {
+            #[cfg(feature = "wgpu")]
+            UploadPath::Staged(s) if self.runs_staging_kernels() => s.slot_bytes.min(s.capacity),
+            _ => 0,
+        }
+    }
+
+    /// Compiles `wgsl`'s compute entry point `entry` (see [`StagingKernel`] for its bindings;
+    /// `buffers` device buffers follow the staging buffer) for
+    /// [`upload_through`](Self::upload_through); `None` where staging kernels cannot run
+    /// ([`runs_staging_kernels`](Self::runs_staging_kernels)). A shader the device refuses is
+    /// an error that names `label` and gives the device's message.
+    pub fn staging_kernel(
+        &self,
+        label: &str,
+        wgsl: &str,
+        entry: &str,
+        buffers: usize,
+    ) -> DspResult<Option<StagingKernel>> {
+        match &self.path {
+            #[cfg(feature = "wgpu")]
+            UploadPath::Staged(s) if self.runs_staging_kernels() => {
+                compile_staging_kernel(&s.device, label, wgsl, entry, buffers).map(Some)
+            }
+            _ => {
+                let _ = (label, wgsl, entry, buffers);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Fills `len` bytes through `fill(offset, piece)` (as [`upload_while`](Self::upload_while)
+    /// does, running `during` meanwhile) into one staging buffer, then runs `launch`'s kernel
+    /// over it in place, ordered after every kernel launched on the client so far and before
+    /// any launched after. No device input buffer is written: the kernel reads the window
+    /// across the bus.
+    ///
+    /// Refused where staging kernels cannot run, for a launch of a kernel with another number
+    /// of buffers or too many parameters, and for `len` above
+    /// [`staging_kernel_capacity`](Self::staging_kernel_capacity).
+    pub fn upload_through<F, D>(
+        &mut self,
+        launch: StagingLaunch<'_>,
+        len: usize,
+        align: usize,
+        fill: F,
+        during: D,
+    ) -> DspResult<()>
+    where
+        F: Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
+        D: FnOnce() -> DspResult<()>,
+    {
+        if !self.runs_staging_kernels() {
+            return Err(not_in_place(launch.kernel, self.staging()));
+        }
+        if launch.buffers.len() != launch.kernel.buffers {
+            return Err(DspError::shape(
+                "device buffers of a staging kernel launch",
+                launch.kernel.buffers,
+                launch.buffers.len(),
+            ));
+        }
+        if launch.params.len() > STAGING_KERNEL_PARAMS {
+            return Err(DspError::BufferOverrun {
+                what: format!("launch parameters of the kernel {}", launch.kernel.label),
+                capacity: STAGING_KERNEL_PARAMS,
+                needed: launch.params.len(),
+            });
+        }
+        let capacity = self.staging_kernel_capacity();
+        if len as u64 > capacity {
+            return Err(DspError::BufferOverrun {
+                what: format!(
+                    "staging buffer read in place by the kernel {}",
+                    launch.kernel.label
+                ),
+                capacity: capacity as usize,
+                needed: len,
+            });
+        }
+        if len == 0 {
+            return during();
+        }
+        match &mut self.path {
+            #[cfg(feature = "wgpu")]
+            UploadPath::Staged(staged) => {
+                staged.upload(Sink::Kernel(launch), len, align, fill, during)
+            }
+            _ => {
+                let _ = (align, fill);
+                Err(not_in_place(launch.kernel, Staging::Write))
+            }
+        }
+    }
+
     /// Waits until every upload queued so far has left the staging buffers.
     pub fn wait_idle(&mut self) -> DspResult<()> {
         match &mut self.path {
@@ -279,6 +383,127 @@ impl Uploader {
             UploadPath::Staged(staged) => staged.wait_idle(),
             UploadPath::Write => Ok(()),
         }
+    }
+}
+
+/// A compute kernel that reads a filled staging buffer in place: the window crosses the bus
+/// once, pulled by the kernel itself, with no copy into a device input buffer first (see
+/// [`Uploader::upload_through`]). Compiled once per pass by [`Uploader::staging_kernel`].
+///
+/// Its WGSL declares, in bind group 0: binding 0, `var<storage, read>` `array<u32>` of launch
+/// parameters; binding 1, `var<storage, read>` over the staging bytes (the window, zero to 15
+/// stale bytes after it up to a multiple of 16); bindings 2 and on, the device buffers of the
+/// launch, in order.
+pub struct StagingKernel {
+    #[cfg(feature = "wgpu")]
+    pipeline: wgpu::ComputePipeline,
+    #[cfg(feature = "wgpu")]
+    layout: wgpu::BindGroupLayout,
+    #[cfg(feature = "wgpu")]
+    params: wgpu::Buffer,
+    buffers: usize,
+    label: String,
+}
+
+impl std::fmt::Debug for StagingKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StagingKernel")
+            .field("label", &self.label)
+            .field("buffers", &self.buffers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The launch parameters a [`StagingKernel`] takes at most (`u32` words).
+pub const STAGING_KERNEL_PARAMS: usize = 16;
+
+/// One launch of a [`StagingKernel`] over a filled staging buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct StagingLaunch<'a> {
+    /// The kernel.
+    pub kernel: &'a StagingKernel,
+    /// The device buffers bound after the staging buffer (bindings 2, 3, ...).
+    pub buffers: &'a [&'a Handle],
+    /// The launch parameters (binding 0), at most [`STAGING_KERNEL_PARAMS`].
+    pub params: &'a [u32],
+    /// Workgroups along x.
+    pub workgroups: u32,
+}
+
+/// What an upload does with a filled staging buffer.
+#[cfg(feature = "wgpu")]
+enum Sink<'a> {
+    /// Copies it into the device buffer (from its start).
+    Copy(&'a Handle),
+    /// Runs a kernel that reads it in place.
+    Kernel(StagingLaunch<'a>),
+}
+
+/// The refusal of a staging kernel where uploads go through `staging`.
+fn not_in_place(kernel: &StagingKernel, staging: Staging) -> DspError {
+    DspError::config(format!(
+        "the kernel {} reads host staging buffers in place, and uploads here go through {} \
+         staging",
+        kernel.label,
+        staging.name()
+    ))
+}
+
+/// Compiles a [`StagingKernel`] on `device`; the device's validation message is the error.
+#[cfg(feature = "wgpu")]
+fn compile_staging_kernel(
+    device: &wgpu::Device,
+    label: &str,
+    wgsl: &str,
+    entry: &str,
+    buffers: usize,
+) -> DspResult<StagingKernel> {
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let params = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: (STAGING_KERNEL_PARAMS * 4) as u64,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    if let Some(error) = resolve_now(device, scope.pop()) {
+        return Err(DspError::config(format!(
+            "the device refused the kernel {label}: {error}"
+        )));
+    }
+    let layout = pipeline.get_bind_group_layout(0);
+    Ok(StagingKernel {
+        pipeline,
+        layout,
+        params,
+        buffers,
+        label: label.to_string(),
+    })
+}
+
+/// The value of a wgpu future that native wgpu resolves at once (polling the device while it
+/// is not ready, for good measure).
+#[cfg(feature = "wgpu")]
+fn resolve_now<T>(device: &wgpu::Device, future: impl std::future::Future<Output = T>) -> T {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return value;
+        }
+        let _ = device.poll(wgpu::PollType::Poll);
+        std::thread::yield_now();
     }
 }
 
@@ -424,9 +649,8 @@ impl StagedUploader {
         threads: usize,
         wanted: Staging,
     ) -> Self {
-        let capacity = capacity
-            .max(4)
-            .next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        // Whole 16-byte units, so that a staging kernel reads every byte as `vec4<u32>`.
+        let capacity = capacity.max(4).next_multiple_of(STAGING_KERNEL_ALIGN);
         let slot_bytes = capacity.min(STAGING_CHUNK);
         if let Some(cached) = take_cached(&device, slot_bytes, wanted) {
             return Self {
@@ -505,7 +729,7 @@ impl StagedUploader {
     fn grow_slots(&mut self, bytes: u64) -> DspResult<()> {
         self.adopt_pending(true);
         self.wait_idle()?;
-        let bytes = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let bytes = bytes.next_multiple_of(STAGING_KERNEL_ALIGN);
         let (slots, staging) = make_slots(&self.device, bytes, self.wanted);
         self.slots = slots;
         self.staging = staging;
@@ -557,7 +781,7 @@ impl StagedUploader {
     /// far, and before any launched after.
     fn upload<F, D>(
         &mut self,
-        dst: &Handle,
+        sink: Sink<'_>,
         len: usize,
         align: usize,
         fill: F,
@@ -575,7 +799,12 @@ impl StagedUploader {
         if unit as u64 > self.slot_bytes && (len as u64) > self.slot_bytes {
             self.grow_slots((unit as u64).min(padded))?;
         }
-        let chunk = ((self.slot_bytes as usize / unit) * unit).max(unit);
+        let chunk = match sink {
+            // A kernel reads the window in one staging buffer (`upload_through` checked that
+            // it fits; host buffers are never mapped piecewise).
+            Sink::Kernel(_) => self.slot_bytes as usize,
+            Sink::Copy(_) => ((self.slot_bytes as usize / unit) * unit).max(unit),
+        };
         let client = self.client.clone();
         // The kernels launched so far (the previous window's decode) start on the device now,
         // while the host fills.
@@ -583,7 +812,7 @@ impl StagedUploader {
             .flush()
             .map_err(|e| device_error("submitting queued kernels failed", e))?;
         let mut during = Some(during);
-        let mut resolved: Option<(WgpuResource, _)> = None;
+        let mut resolved: Option<(Vec<WgpuResource>, Vec<_>)> = None;
         let mut done = 0usize;
         while done < len {
             let n = chunk.min(len - done);
@@ -610,35 +839,62 @@ impl StagedUploader {
                     fill_parts(pool, parts, align, scratch, &shifted, during)?;
                 }
             }
-            // After `during`'s kernels were launched: submit them, then resolve `dst` once.
-            let target = match &resolved {
-                Some((target, _)) => target.clone(),
+            // After `during`'s kernels were launched: submit them, then resolve the device
+            // buffers once.
+            let targets = match &resolved {
+                Some((targets, _)) => targets.clone(),
                 None => {
-                    let (target, bound) = flushed_target(&client, dst)?;
-                    if target.size < padded {
+                    let handles = match &sink {
+                        Sink::Copy(dst) => vec![*dst],
+                        Sink::Kernel(launch) => launch.buffers.to_vec(),
+                    };
+                    let (targets, bound) = flushed_targets(&client, &handles)?;
+                    if let Sink::Copy(_) = sink
+                        && targets[0].size < padded
+                    {
                         return Err(DspError::BufferOverrun {
                             what: "device input buffer".into(),
-                            capacity: target.size as usize,
+                            capacity: targets[0].size as usize,
                             needed: padded as usize,
                         });
                     }
-                    resolved = Some((target.clone(), bound));
-                    target
+                    resolved = Some((targets.clone(), bound));
+                    targets
                 }
             };
-            let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
             let mut encoder = self
                 .device
                 .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                     label: Some("dspk upload"),
                 });
-            encoder.copy_buffer_to_buffer(
-                &slot.buffer,
-                0,
-                &target.buffer,
-                target.offset + done as u64,
-                bytes,
-            );
+            match &sink {
+                Sink::Copy(_) => {
+                    let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+                    let target = &targets[0];
+                    encoder.copy_buffer_to_buffer(
+                        &slot.buffer,
+                        0,
+                        &target.buffer,
+                        target.offset + done as u64,
+                        bytes,
+                    );
+                }
+                Sink::Kernel(launch) => {
+                    // `upload_through` checked that the window fits one staging buffer.
+                    let bytes = (n as u64)
+                        .next_multiple_of(STAGING_KERNEL_ALIGN)
+                        .min(slot.buffer.size());
+                    record_staging_kernel(
+                        &self.device,
+                        &self.queue,
+                        &mut encoder,
+                        launch,
+                        &slot.buffer,
+                        bytes,
+                        &targets,
+                    )?;
+                }
+            }
             let submission = self.queue.submit([encoder.finish()]);
             slot.after_copy(submission);
             done += n;
@@ -837,18 +1093,105 @@ fn host_slots(
     None
 }
 
-/// Submits the kernels already launched on `client` (they may still read `dst`, so they go
+/// Submits the kernels already launched on `client` (they may still use `dst`, so they go
 /// before a copy into it), then resolves `dst` to its wgpu buffer range. The second value keeps
 /// the allocation bound in place while held.
 #[cfg(feature = "wgpu")]
 fn flushed_target(client: &Client, dst: &Handle) -> DspResult<(WgpuResource, impl Sized)> {
+    let (mut targets, bound) = flushed_targets(client, &[dst])?;
+    Ok((targets.remove(0), bound))
+}
+
+/// [`flushed_target`] for several device buffers.
+#[cfg(feature = "wgpu")]
+fn flushed_targets(
+    client: &Client,
+    handles: &[&Handle],
+) -> DspResult<(Vec<WgpuResource>, Vec<impl Sized + use<>>)> {
     client
         .flush()
         .map_err(|e| device_error("submitting queued kernels failed", e))?;
-    let bound = client
-        .get_resource::<WgpuServer<AutoCompiler>>(dst.clone())
-        .map_err(|e| device_error("resolving a device buffer failed", e))?;
-    Ok((bound.resource().clone(), bound))
+    let mut targets = Vec::with_capacity(handles.len());
+    let mut bound = Vec::with_capacity(handles.len());
+    for handle in handles {
+        let b = client
+            .get_resource::<WgpuServer<AutoCompiler>>((*handle).clone())
+            .map_err(|e| device_error("resolving a device buffer failed", e))?;
+        targets.push(b.resource().clone());
+        bound.push(b);
+    }
+    Ok((targets, bound))
+}
+
+/// Alignment of the staging bytes a [`StagingKernel`] sees (its WGSL may read them as
+/// `vec4<u32>`).
+#[cfg(feature = "wgpu")]
+const STAGING_KERNEL_ALIGN: u64 = 16;
+
+/// Records `launch` over the first `bytes` of `staging` into `encoder`, its parameters written
+/// ahead of the submission.
+#[cfg(feature = "wgpu")]
+fn record_staging_kernel(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    encoder: &mut wgpu::CommandEncoder,
+    launch: &StagingLaunch<'_>,
+    staging: &wgpu::Buffer,
+    bytes: u64,
+    targets: &[WgpuResource],
+) -> DspResult<()> {
+    let kernel = launch.kernel;
+    let mut params = [0u8; STAGING_KERNEL_PARAMS * 4];
+    for (word, value) in params.chunks_exact_mut(4).zip(launch.params) {
+        word.copy_from_slice(&value.to_le_bytes());
+    }
+    // Ordered before this submission, after the earlier ones that read the parameters.
+    queue.write_buffer(&kernel.params, 0, &params);
+    let size = |n: u64| {
+        std::num::NonZeroU64::new(n).ok_or_else(|| {
+            DspError::config(format!(
+                "an empty buffer bound to the kernel {}",
+                kernel.label
+            ))
+        })
+    };
+    let mut entries = vec![
+        wgpu::BindGroupEntry {
+            binding: 0,
+            resource: kernel.params.as_entire_binding(),
+        },
+        wgpu::BindGroupEntry {
+            binding: 1,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: staging,
+                offset: 0,
+                size: Some(size(bytes)?),
+            }),
+        },
+    ];
+    for (k, t) in targets.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: 2 + k as u32,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &t.buffer,
+                offset: t.offset,
+                size: Some(size(t.size)?),
+            }),
+        });
+    }
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(&kernel.label),
+        layout: &kernel.layout,
+        entries: &entries,
+    });
+    let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        label: Some(&kernel.label),
+        timestamp_writes: None,
+    });
+    pass.set_pipeline(&kernel.pipeline);
+    pass.set_bind_group(0, &group, &[]);
+    pass.dispatch_workgroups(launch.workgroups, 1, 1);
+    Ok(())
 }
 
 /// The byte length of each part of `len` bytes handed to the fill threads: a multiple of

@@ -528,6 +528,89 @@ impl Decoder {
     }
 }
 
+/// The WGSL of the decode that reads an int16 time-major window in place, in the host staging
+/// buffer it was filled into (dspk-device's `Uploader::upload_through`), instead of from a
+/// device input buffer the window was copied to first: the window crosses the bus once, pulled
+/// by the kernel, and the copy and the decode no longer take turns on the device's queue. The
+/// arithmetic is the CubeCL kernel's (bit for bit the host's). Written in WGSL because a CubeCL
+/// kernel can only bind buffers CubeCL allocated.
+pub const STAGED_DECODE_WGSL: &str = include_str!("decode_staged.wgsl");
+
+/// The entry point of [`STAGED_DECODE_WGSL`].
+pub const STAGED_DECODE_ENTRY: &str = "decode_i16_time_major";
+
+/// Device buffers [`STAGED_DECODE_WGSL`] binds after the staging buffer: decoded, gains,
+/// offsets.
+pub const STAGED_DECODE_BUFFERS: usize = 3;
+
+/// Invocations per workgroup of [`STAGED_DECODE_WGSL`].
+const STAGED_DECODE_WORKGROUP: usize = 256;
+
+/// Workgroups one launch of [`STAGED_DECODE_WGSL`] takes at most (WebGPU's minimum limit per
+/// dimension); each invocation loops over the rest.
+const STAGED_DECODE_MAX_GROUPS: usize = 65_535;
+
+/// One launch of [`STAGED_DECODE_WGSL`] over a window in a staging buffer: the buffers to bind
+/// after it (in order), the launch parameters, and the workgroups.
+#[derive(Debug, Clone)]
+pub struct StagedDecode {
+    /// Decoded output, gains, offsets.
+    pub buffers: [Handle; STAGED_DECODE_BUFFERS],
+    /// Values, channels, samples, and the contraction guard's zero.
+    pub params: [u32; 4],
+    /// Workgroups along x.
+    pub workgroups: u32,
+}
+
+impl Decoder {
+    /// Whether this decoder's windows can be decoded where they are staged
+    /// ([`STAGED_DECODE_WGSL`]): int16, time-major, with the contraction guard, and indices
+    /// that fit `u32`.
+    pub fn decodes_in_staging(&self) -> bool {
+        self.format == SampleFormat::I16
+            && self.order == MemoryOrder::TimeMajor
+            && self.guard
+            && (self.channels as u64)
+                .checked_mul(self.max_samples as u64)
+                .is_some_and(|v| v + 8 <= u64::from(u32::MAX))
+    }
+
+    /// The launch that decodes a window of `samples` samples in its staging buffer into this
+    /// decoder's output buffer; `None` where [`decodes_in_staging`](Self::decodes_in_staging)
+    /// does not hold. Afterwards [`staged_window`](Self::staged_window) is the decoded window.
+    pub fn staged_decode(&self, samples: usize) -> DspResult<Option<StagedDecode>> {
+        self.check_samples(samples)?;
+        if !self.decodes_in_staging() {
+            return Ok(None);
+        }
+        let values = self.channels * samples;
+        let groups = values
+            .div_ceil(8 * STAGED_DECODE_WORKGROUP)
+            .clamp(1, STAGED_DECODE_MAX_GROUPS);
+        // `decodes_in_staging` bounds every count by u32::MAX.
+        let word = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        Ok(Some(StagedDecode {
+            buffers: [
+                self.decoded.clone(),
+                self.gains.clone(),
+                self.offsets.clone(),
+            ],
+            params: [word(values), word(self.channels), word(samples), 0],
+            workgroups: word(groups),
+        }))
+    }
+
+    /// The window of `samples` samples that the launch of [`staged_decode`](Self::staged_decode)
+    /// decodes (no launch of its own: its values are there once that launch ran).
+    pub fn staged_window(&self, samples: usize) -> DspResult<DecodedWindow<'_>> {
+        self.check_samples(samples)?;
+        Ok(DecodedWindow {
+            decoder: self,
+            samples,
+        })
+    }
+}
+
 /// A decoded window on the device: `channels × samples` `f32`, channel-major (channel `c`
 /// at `c * samples ..`), in the decoder's reused output buffer.
 pub struct DecodedWindow<'a> {

@@ -6,8 +6,9 @@
 //! the staging buffer is allocated in system memory instead (a host-visible, host-coherent
 //! memory type that is not device-local, cached where the driver offers one): the CPU fills it
 //! at memory speed and the device's copy engine pulls it across the bus in bulk, like a pinned
-//! host buffer in CUDA. The buffer is handed to wgpu as a `COPY_SRC` buffer it owns (it frees
-//! the buffer and its memory when the last reference is gone); dspk keeps the mapping.
+//! host buffer in CUDA, or a staging kernel reads it in place. The buffer is handed to wgpu as
+//! a `COPY_SRC | STORAGE` buffer it owns (it frees the buffer and its memory when the last
+//! reference is gone); dspk keeps the mapping.
 
 use std::ptr::NonNull;
 
@@ -68,7 +69,7 @@ impl HostBuffer {
                 instance.get_physical_device_memory_properties(hal.raw_physical_device());
             let info = vk::BufferCreateInfo::default()
                 .size(len)
-                .usage(vk::BufferUsageFlags::TRANSFER_SRC)
+                .usage(vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::STORAGE_BUFFER)
                 .sharing_mode(vk::SharingMode::EXCLUSIVE);
             let buffer = raw.create_buffer(&info, None).ok()?;
             let requirements = raw.get_buffer_memory_requirements(buffer);
@@ -102,11 +103,12 @@ impl HostBuffer {
             let cached = flags.contains(vk::MemoryPropertyFlags::HOST_CACHED);
             (buffer, memory, requirements.size, cached, ptr)
         };
-        // SAFETY: `raw_buffer` was created on this device with TRANSFER_SRC usage (the
-        // descriptor's COPY_SRC), is bound to `memory` at offset 0 for
+        // SAFETY: `raw_buffer` was created on this device with TRANSFER_SRC and STORAGE_BUFFER
+        // usage (the descriptor's COPY_SRC and STORAGE), is bound to `memory` at offset 0 for
         // `size` bytes, and is not zero-sized (`len` ≥ 4, checked by the caller); wgpu-hal takes
         // ownership of both and frees them when the buffer is destroyed. wgpu never maps it
-        // (no MAP_* usage); dspk writes through its own mapping only while no copy reads it.
+        // (no MAP_* usage); dspk writes through its own mapping only while no copy or kernel reads
+        // it.
         let buffer = unsafe {
             let hal_buffer =
                 wgpu::hal::vulkan::Buffer::from_raw_managed(raw_buffer, memory, 0, size);
@@ -115,7 +117,7 @@ impl HostBuffer {
                 &wgpu::BufferDescriptor {
                     label: Some(label),
                     size: len,
-                    usage: wgpu::BufferUsages::COPY_SRC,
+                    usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::STORAGE,
                     mapped_at_creation: false,
                 },
             )
