@@ -5,9 +5,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dspk_device::upload::{Staging, Uploader};
+use cubecl::server::Handle;
+use dspk_device::upload::{Staging, StagingLaunch, Uploader};
 use dspk_device::{DeviceKind, describe};
-use dspk_kernels::{ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
+use dspk_kernels::{
+    ChannelStatsKernel, Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL,
+    bench::decode_vs_copy, sync,
+};
 use dspk_types::{
     ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, SyntheticRecording, WindowLoader,
 };
@@ -236,6 +240,28 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             ),
             None => (f64::NAN, "no staging path on this runtime"),
         };
+        // The staged decode of one filled window alone, against the same copy.
+        let staged = match uploader.staging_kernel(
+            "dspk decode in staging",
+            STAGED_DECODE_WGSL,
+            STAGED_DECODE_ENTRY,
+            STAGED_DECODE_BUFFERS,
+        )? {
+            Some(kernel) => match decoder.staged_decode(window as usize)? {
+                Some(launch) => {
+                    let buffers: Vec<&Handle> = launch.buffers.iter().collect();
+                    let launch = StagingLaunch {
+                        kernel: &kernel,
+                        buffers: &buffers,
+                        params: &launch.params,
+                        workgroups: launch.workgroups,
+                    };
+                    uploader.time_through(launch, window as usize * frame, 5)?
+                }
+                None => None,
+            },
+            None => None,
+        };
         rows.push(Row {
             id: if k == 0 { "G2" } else { "G2*" },
             figure: format!(
@@ -249,6 +275,20 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             ratio: g2 / copy_gbs,
             target: 0.5,
         });
+        if let Some(t) = staged {
+            let value = gbs(window as f64 * frame as f64, t);
+            rows.push(Row {
+                id: "G2k",
+                figure: "decode in staging of one filled window (submit + wait; int16 input)"
+                    .into(),
+                value,
+                unit: "GB/s",
+                baseline: copy_name.into(),
+                baseline_value: copy_gbs,
+                ratio: value / copy_gbs,
+                target: f64::NAN,
+            });
+        }
     }
     drop(decoder);
 
@@ -398,7 +438,18 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     for r in &rows {
         text += &format!(
             "{:<3} {:<70} {:>12.3} {:<12} {:<48} {:>12.3} {:>8.3} {:>7}\n",
-            r.id, r.figure, r.value, r.unit, r.baseline, r.baseline_value, r.ratio, r.target
+            r.id,
+            r.figure,
+            r.value,
+            r.unit,
+            r.baseline,
+            r.baseline_value,
+            r.ratio,
+            if r.target.is_nan() {
+                "—".to_string()
+            } else {
+                r.target.to_string()
+            }
         );
     }
     Ok(text.trim_end().to_string())

@@ -336,20 +336,7 @@ impl Uploader {
         if !self.runs_staging_kernels() {
             return Err(not_in_place(launch.kernel, self.staging()));
         }
-        if launch.buffers.len() != launch.kernel.buffers {
-            return Err(DspError::shape(
-                "device buffers of a staging kernel launch",
-                launch.kernel.buffers,
-                launch.buffers.len(),
-            ));
-        }
-        if launch.params.len() > STAGING_KERNEL_PARAMS {
-            return Err(DspError::BufferOverrun {
-                what: format!("launch parameters of the kernel {}", launch.kernel.label),
-                capacity: STAGING_KERNEL_PARAMS,
-                needed: launch.params.len(),
-            });
-        }
+        check_launch(&launch)?;
         let capacity = self.staging_kernel_capacity();
         if len as u64 > capacity {
             return Err(DspError::BufferOverrun {
@@ -372,6 +359,40 @@ impl Uploader {
             _ => {
                 let _ = (align, fill);
                 Err(not_in_place(launch.kernel, Staging::Write))
+            }
+        }
+    }
+
+    /// The time `launch`'s kernel takes over a `len`-byte window already in a staging buffer
+    /// (the one [`upload_through`](Self::upload_through) filled last, or any), submitted and
+    /// waited for, the median of `iters` (the bandwidth at which a staging kernel pulls one
+    /// window across the bus); `None` where staging kernels cannot run.
+    pub fn time_through(
+        &mut self,
+        launch: StagingLaunch<'_>,
+        len: usize,
+        iters: usize,
+    ) -> DspResult<Option<std::time::Duration>> {
+        if !self.runs_staging_kernels() || len == 0 {
+            return Ok(None);
+        }
+        check_launch(&launch)?;
+        if len as u64 > self.staging_kernel_capacity() {
+            return Err(DspError::BufferOverrun {
+                what: format!(
+                    "staging buffer read in place by the kernel {}",
+                    launch.kernel.label
+                ),
+                capacity: self.staging_kernel_capacity() as usize,
+                needed: len,
+            });
+        }
+        match &mut self.path {
+            #[cfg(feature = "wgpu")]
+            UploadPath::Staged(staged) => staged.time_through(launch, len, iters).map(Some),
+            _ => {
+                let _ = iters;
+                Ok(None)
             }
         }
     }
@@ -437,6 +458,25 @@ enum Sink<'a> {
     Copy(&'a Handle),
     /// Runs a kernel that reads it in place.
     Kernel(StagingLaunch<'a>),
+}
+
+/// Refuses a launch whose buffers do not match its kernel's, or with too many parameters.
+fn check_launch(launch: &StagingLaunch<'_>) -> DspResult<()> {
+    if launch.buffers.len() != launch.kernel.buffers {
+        return Err(DspError::shape(
+            "device buffers of a staging kernel launch",
+            launch.kernel.buffers,
+            launch.buffers.len(),
+        ));
+    }
+    if launch.params.len() > STAGING_KERNEL_PARAMS {
+        return Err(DspError::BufferOverrun {
+            what: format!("launch parameters of the kernel {}", launch.kernel.label),
+            capacity: STAGING_KERNEL_PARAMS,
+            needed: launch.params.len(),
+        });
+    }
+    Ok(())
 }
 
 /// The refusal of a staging kernel where uploads go through `staging`.
@@ -964,6 +1004,58 @@ impl StagedUploader {
             }
         }
         // The first copy warms up; the median of the rest.
+        times.remove(0);
+        times.sort();
+        Ok(times[times.len() / 2])
+    }
+
+    /// See [`Uploader::time_through`]: `launch` over the first `len` bytes of staging buffer 0.
+    fn time_through(
+        &mut self,
+        launch: StagingLaunch<'_>,
+        len: usize,
+        iters: usize,
+    ) -> DspResult<std::time::Duration> {
+        self.adopt_pending(true);
+        self.wait_idle()?;
+        let client = self.client.clone();
+        let (targets, _bound) = flushed_targets(&client, launch.buffers)?;
+        let slot = &self.slots[0];
+        let bytes = (len as u64)
+            .next_multiple_of(STAGING_KERNEL_ALIGN)
+            .min(slot.buffer.size());
+        let mut times = Vec::with_capacity(iters.max(1) + 1);
+        let mut last = None;
+        for _ in 0..=iters.max(1) {
+            let started = std::time::Instant::now();
+            let mut encoder = self
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("dspk staging kernel timing"),
+                });
+            record_staging_kernel(
+                &self.device,
+                &self.queue,
+                &mut encoder,
+                &launch,
+                &slot.buffer,
+                bytes,
+                &targets,
+            )?;
+            let index = self.queue.submit([encoder.finish()]);
+            self.device
+                .poll(wgpu::PollType::Wait {
+                    submission_index: Some(index.clone()),
+                    timeout: None,
+                })
+                .map_err(|e| device_error("waiting for the device failed", e))?;
+            times.push(started.elapsed());
+            last = Some(index);
+        }
+        if let Some(index) = last {
+            self.slots[0].after_copy(index);
+        }
+        // The first launch warms up; the median of the rest.
         times.remove(0);
         times.sort();
         Ok(times[times.len() / 2])
