@@ -17,6 +17,7 @@
 //! | `s1` | prints `s1 open_ms=… first_result_ms=… total_ms=…` (times since `main` started) |
 //! | `s1-bench [RUNS]` | S1: RUNS fresh `s1` processes with `DSPK_KERNEL_CACHE=0` (cold) and RUNS with the cache warm, medians and ratio |
 //! | `stress [RUNS] [exit-now]` | S2: RUNS fresh `run` (or `exit-now 0`) processes in a row: crashes, hangs, and the time from the last output to process end |
+//! | `staged-variants` | the decode in staging of one 384 × 30 000 int16 window: dspk-kernels' kernel and variants of it (workgroup size, loads per invocation), each checked bit for bit against it, timed against the copy of the same staging buffer |
 
 use std::io::{Read as _, Write as _};
 use std::process::{Command, ExitCode, Stdio};
@@ -63,6 +64,7 @@ fn main() -> ExitCode {
         "s1" => s1(start),
         "s1-bench" => s1_bench(number(1, 5)),
         "stress" => stress(number(1, 200), args.get(2).is_some_and(|a| a == "exit-now")),
+        "staged-variants" => staged_variants(),
         other => Err(format!(
             "unknown mode {other:?}: run, exit N, exit-now N, cache, describe, threads, s1, \
              s1-bench [RUNS], stress [RUNS] [exit-now]"
@@ -424,6 +426,173 @@ fn stress(runs: u32, exit_now: bool) -> Result<(), String> {
         return Err(format!(
             "{crashes} crashes, {hangs} hangs, {missing} without output"
         ));
+    }
+    Ok(())
+}
+
+/// A variant of the decode in staging: `group` invocations per workgroup, each loading `loads`
+/// 16-byte words before decoding them (same bindings and arithmetic as dspk-kernels' kernel).
+fn staged_variant_wgsl(group: u32, loads: u32) -> String {
+    let head = dspk_kernels::STAGED_DECODE_WGSL
+        .split("@compute")
+        .next()
+        .unwrap_or_default();
+    format!(
+        r#"{head}
+@compute @workgroup_size({group})
+fn main(
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {{
+    let values = params[0];
+    let channels = params[1];
+    let samples = params[2];
+    let zero = params[3];
+    let quads = (values + 7u) / 8u;
+    var w: array<vec4<u32>, {loads}>;
+    for (var base = wid.x * {span}u; base < quads; base = base + groups.x * {span}u) {{
+        for (var k = 0u; k < {loads}u; k = k + 1u) {{
+            let q = base + k * {group}u + lid.x;
+            if (q < quads) {{
+                w[k] = staged[q];
+            }}
+        }}
+        for (var k = 0u; k < {loads}u; k = k + 1u) {{
+            let q = base + k * {group}u + lid.x;
+            if (q >= quads) {{
+                break;
+            }}
+            let words = w[k];
+            let first = q * 8u;
+            var t = first / channels;
+            var c = first - t * channels;
+            for (var j = 0u; j < 8u; j = j + 1u) {{
+                if (first + j >= values) {{
+                    break;
+                }}
+                let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
+                let x = f32(bitcast<i32>(bits) >> 16u);
+                let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
+                decoded[c * samples + t] = product + offsets[c];
+                c = c + 1u;
+                if (c == channels) {{
+                    c = 0u;
+                    t = t + 1u;
+                }}
+            }}
+        }}
+    }}
+}}
+"#,
+        span = group * loads
+    )
+}
+
+/// `staged-variants`: see the module docs.
+fn staged_variants() -> Result<(), String> {
+    use dspk_device::upload::{StagingLaunch, Uploader};
+    use dspk_kernels::{
+        Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL, read_f32,
+    };
+    use dspk_types::{MemoryOrder, SampleFormat};
+    let client = client()?;
+    let (channels, samples) = (384usize, 30_000usize);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    let gains: Vec<f32> = (0..channels).map(|_| rng.random_range(0.5..5.0)).collect();
+    let offsets: Vec<f32> = (0..channels).map(|_| rng.random_range(-9.0..9.0)).collect();
+    let stored: Vec<u8> = (0..channels * samples * 2).map(|_| rng.random()).collect();
+    let decoder = Decoder::new(
+        &client,
+        channels,
+        samples,
+        SampleFormat::I16,
+        MemoryOrder::TimeMajor,
+        &gains,
+        &offsets,
+    )
+    .map_err(|e| e.to_string())?;
+    let len = stored.len();
+    let mut uploader = Uploader::new(&client, len as u64, 16).map_err(|e| e.to_string())?;
+    let launch = decoder
+        .staged_decode(samples)
+        .map_err(|e| e.to_string())?
+        .ok_or("no staged decode")?;
+    let buffers: Vec<&cubecl::server::Handle> = launch.buffers.iter().collect();
+    let gb = |t: Duration| len as f64 / t.as_secs_f64() / 1e9;
+    let mut variants = vec![(
+        "dspk-kernels (256 × 1)".to_string(),
+        STAGED_DECODE_WGSL.to_string(),
+        STAGED_DECODE_ENTRY,
+        launch.workgroups,
+    )];
+    let quads = (channels * samples).div_ceil(8);
+    for (group, loads) in [
+        (64u32, 1u32),
+        (128, 1),
+        (512, 1),
+        (256, 2),
+        (256, 4),
+        (128, 4),
+    ] {
+        let groups = quads.div_ceil((group * loads) as usize).min(65_535) as u32;
+        variants.push((
+            format!("{group} × {loads}"),
+            staged_variant_wgsl(group, loads),
+            "main",
+            groups,
+        ));
+    }
+    let mut reference: Option<Vec<f32>> = None;
+    for round in 0..2 {
+        for (name, wgsl, entry, workgroups) in &variants {
+            let kernel = uploader
+                .staging_kernel(name, wgsl, entry, STAGED_DECODE_BUFFERS)
+                .map_err(|e| e.to_string())?
+                .ok_or("staging kernels cannot run here")?;
+            let launch = StagingLaunch {
+                kernel: &kernel,
+                buffers: &buffers,
+                params: &launch.params,
+                workgroups: *workgroups,
+            };
+            uploader
+                .upload_through(
+                    launch,
+                    len,
+                    channels * 2,
+                    |o, piece| {
+                        piece.copy_from_slice(&stored[o..o + piece.len()]);
+                        Ok(())
+                    },
+                    || Ok(()),
+                )
+                .map_err(|e| e.to_string())?;
+            let out = read_f32(&client, &launch.buffers[0].clone(), channels * samples)
+                .map_err(|e| e.to_string())?;
+            match &reference {
+                None => reference = Some(out),
+                Some(r) => {
+                    if r.iter().zip(&out).any(|(a, b)| a.to_bits() != b.to_bits()) {
+                        return Err(format!("variant {name} differs from the kernel"));
+                    }
+                }
+            }
+            let t = uploader
+                .time_through(launch, len, 9)
+                .map_err(|e| e.to_string())?
+                .ok_or("no timing")?;
+            let copy = uploader
+                .time_copy(decoder.stored_handle(), len, 9)
+                .map_err(|e| e.to_string())?
+                .ok_or("no copy timing")?;
+            println!(
+                "round {round} variant {name:<24} {:7.2} GB/s   copy {:7.2} GB/s   ratio {:.3}",
+                gb(t),
+                gb(copy),
+                gb(t) / gb(copy)
+            );
+        }
     }
     Ok(())
 }
