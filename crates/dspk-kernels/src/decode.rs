@@ -544,7 +544,7 @@ pub const STAGED_DECODE_ENTRY: &str = "decode_i16_time_major";
 pub const STAGED_DECODE_BUFFERS: usize = 3;
 
 /// Invocations per workgroup of [`STAGED_DECODE_WGSL`].
-const STAGED_DECODE_WORKGROUP: usize = 256;
+const STAGED_DECODE_WORKGROUP: usize = 64;
 
 /// Workgroups one launch of [`STAGED_DECODE_WGSL`] takes at most (WebGPU's minimum limit per
 /// dimension); each invocation loops over the rest.

@@ -18,7 +18,7 @@
 @group(0) @binding(3) var<storage, read_write> gains: array<f32>;
 @group(0) @binding(4) var<storage, read_write> offsets: array<f32>;
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(64)
 fn decode_i16_time_major(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
@@ -28,7 +28,7 @@ fn decode_i16_time_major(
     let samples = params[2];
     let zero = params[3];
     let quads = (values + 7u) / 8u;
-    let stride = groups.x * 256u;
+    let stride = groups.x * 64u;
     for (var q = id.x; q < quads; q = q + stride) {
         let words = staged[q];
         let first = q * 8u;

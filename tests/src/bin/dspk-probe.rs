@@ -521,17 +521,17 @@ fn staged_variants() -> Result<(), String> {
     let buffers: Vec<&cubecl::server::Handle> = launch.buffers.iter().collect();
     let gb = |t: Duration| len as f64 / t.as_secs_f64() / 1e9;
     let mut variants = vec![(
-        "dspk-kernels (256 × 1)".to_string(),
+        "dspk-kernels (64 × 1)".to_string(),
         STAGED_DECODE_WGSL.to_string(),
         STAGED_DECODE_ENTRY,
         launch.workgroups,
     )];
     let quads = (channels * samples).div_ceil(8);
     for (group, loads) in [
-        (64u32, 1u32),
+        (256u32, 1u32),
         (128, 1),
         (512, 1),
-        (256, 2),
+        (64, 2),
         (256, 4),
         (128, 4),
     ] {
@@ -544,7 +544,7 @@ fn staged_variants() -> Result<(), String> {
         ));
     }
     let mut reference: Option<Vec<f32>> = None;
-    for round in 0..2 {
+    for round in 0..3 {
         for (name, wgsl, entry, workgroups) in &variants {
             let kernel = uploader
                 .staging_kernel(name, wgsl, entry, STAGED_DECODE_BUFFERS)
