@@ -16,8 +16,15 @@
 //!
 //! Host staging buffers (pinned memory) outlive their uploader: the next uploader of the same
 //! device and a similar size takes them instead of pinning its own (up to 256 MiB are kept;
-//! [`crate::shutdown_devices`] and the exit teardown release them). Filling runs on a thread
-//! pool the uploader keeps; [`Uploader::upload_while`] runs the caller's own work meanwhile.
+//! [`crate::shutdown_devices`] and the exit teardown release them). Filling runs on a pool of
+//! fill threads kept for the process (released with them); [`Uploader::upload_while`] runs the
+//! caller's own work meanwhile.
+//!
+//! Instead of a copy, [`Uploader::upload_through`] runs a [`StagingKernel`] (WGSL, compiled
+//! once per device and kept) that reads the filled host staging buffer in place, across the
+//! bus: dspk-kernels' decode in staging, so that a window is pulled onto the device by the
+//! kernel that decodes it, with no device input buffer and no copy taking turns with the
+//! decode on the device's one queue.
 //!
 //! `DSPK_UPLOAD` ([`UPLOAD_ENV`]) picks a path by name, for measurements.
 
@@ -498,19 +505,32 @@ fn compile_staging_kernel(
     entry: &str,
     buffers: usize,
 ) -> DspResult<StagingKernel> {
+    let cached = KERNEL_CACHE
+        .lock()
+        .iter()
+        .find(|k| k.device == *device && k.wgsl == wgsl && k.entry == entry)
+        .map(|k| (k.pipeline.clone(), k.layout.clone()));
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(label),
-        source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-    });
-    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some(label),
-        layout: None,
-        module: &module,
-        entry_point: Some(entry),
-        compilation_options: Default::default(),
-        cache: None,
-    });
+    let (pipeline, layout) = match cached {
+        Some(found) => found,
+        None => {
+            let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+            });
+            let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+            let layout = pipeline.get_bind_group_layout(0);
+            (pipeline, layout)
+        }
+    };
+    // Each kernel has parameters of its own: two passes may launch the same pipeline at once.
     let params = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
         size: (STAGING_KERNEL_PARAMS * 4) as u64,
@@ -522,7 +542,23 @@ fn compile_staging_kernel(
             "the device refused the kernel {label}: {error}"
         )));
     }
-    let layout = pipeline.get_bind_group_layout(0);
+    let mut cache = KERNEL_CACHE.lock();
+    if !cache
+        .iter()
+        .any(|k| k.device == *device && k.wgsl == wgsl && k.entry == entry)
+    {
+        if cache.len() >= KERNEL_CACHE_LIMIT {
+            cache.remove(0);
+        }
+        cache.push(CachedKernel {
+            device: device.clone(),
+            wgsl: wgsl.to_string(),
+            entry: entry.to_string(),
+            pipeline: pipeline.clone(),
+            layout: layout.clone(),
+        });
+    }
+    drop(cache);
     Ok(StagingKernel {
         pipeline,
         layout,
@@ -630,10 +666,34 @@ struct CachedStaging {
     slots: Vec<Slot>,
 }
 
-/// Drops every cached staging buffer (before the devices are shut down).
+/// Staging kernels compiled so far, per device and source: the next pass on the device takes
+/// the pipeline instead of compiling it again (~0.6 ms of a pass's setup on the H200). Released
+/// with [`STAGING_CACHE`].
+#[cfg(feature = "wgpu")]
+static KERNEL_CACHE: parking_lot::Mutex<Vec<CachedKernel>> = parking_lot::Mutex::new(Vec::new());
+
+/// Kernels [`KERNEL_CACHE`] keeps at most (the oldest go first).
+#[cfg(feature = "wgpu")]
+const KERNEL_CACHE_LIMIT: usize = 16;
+
+/// A compiled staging kernel's pipeline, shared by every [`StagingKernel`] of its source.
+#[cfg(feature = "wgpu")]
+struct CachedKernel {
+    device: wgpu::Device,
+    wgsl: String,
+    entry: String,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+}
+
+/// Drops every cached staging buffer, kernel and fill pool (before the devices are shut down).
 pub(crate) fn release_cached_staging() {
     #[cfg(feature = "wgpu")]
-    drop(std::mem::take(&mut *STAGING_CACHE.lock()));
+    {
+        drop(std::mem::take(&mut *STAGING_CACHE.lock()));
+        drop(std::mem::take(&mut *KERNEL_CACHE.lock()));
+        drop(std::mem::take(&mut *FILL_POOLS.lock()));
+    }
 }
 
 /// Cached host staging buffers of `device` of the `wanted` kind holding at least `bytes` each
@@ -664,7 +724,7 @@ struct StagedUploader {
     /// The most bytes one upload carries.
     capacity: u64,
     /// The fill threads (`None` for one thread: the caller's).
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<Arc<rayon::ThreadPool>>,
     /// What was asked for, and what the slots are.
     wanted: Staging,
     staging: Staging,
@@ -859,7 +919,7 @@ impl StagedUploader {
             let i = self.next;
             self.next = (self.next + 1) % self.slots.len();
             self.wait_ready(i)?;
-            let pool = self.pool.as_ref();
+            let pool = self.pool.as_deref();
             let threads = pool.map_or(1, |p| p.current_num_threads());
             let at = done;
             let shifted = |offset: usize, piece: &mut [u8]| fill(at + offset, piece);
@@ -1376,19 +1436,33 @@ impl PartMemory for &mut [u8] {
     }
 }
 
-/// The pool of `threads` fill threads, kept for the uploader's life (rather than 16 thread spawns
+/// Pools of fill threads made so far, shared by every uploader that asks for as many threads
+/// (a later pass does not start its threads again). Released with [`STAGING_CACHE`].
+#[cfg(feature = "wgpu")]
+static FILL_POOLS: parking_lot::Mutex<Vec<Arc<rayon::ThreadPool>>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// The pool of `threads` fill threads, kept for the process (rather than 16 thread spawns
 /// and joins per window, where a 23 MB window takes ~1.3 ms); `None` for one thread, or if
 /// threads cannot be started (then the caller's thread fills).
 #[cfg(feature = "wgpu")]
-fn fill_pool(threads: usize) -> Option<rayon::ThreadPool> {
+fn fill_pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
     if threads <= 1 {
         return None;
     }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("dspk-fill-{i}"))
-        .build()
-        .ok()
+    let mut pools = FILL_POOLS.lock();
+    if let Some(pool) = pools.iter().find(|p| p.current_num_threads() == threads) {
+        return Some(pool.clone());
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("dspk-fill-{i}"))
+            .build()
+            .ok()?,
+    );
+    pools.push(pool.clone());
+    Some(pool)
 }
 
 /// Runs `fill` over every part (`(offset, length, memory)`) on the pool's threads while
