@@ -96,6 +96,7 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
             "output": opts.output.display().to_string(),
             "sidecar": sidecar.display().to_string(),
             "runtime": target,
+            "decode": report.decode.name(),
             "device": device.adapter_name,
             "channel_count": channel_count,
             "sample_rate": info.sample_rate,

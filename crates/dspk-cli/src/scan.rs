@@ -238,6 +238,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
             "end": exact_seconds(end_time),
             "duration_s": scanned.as_seconds_f64(),
             "window_samples": window,
+            "decode": report.decode.name(),
             "windows": report.windows,
             "channels": rows,
             "dead": dead,

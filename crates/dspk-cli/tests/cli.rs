@@ -565,3 +565,92 @@ fn help_shows_examples_and_the_time_syntax() {
         assert!(help.contains(wanted), "--help lacks {wanted}:\n{help}");
     }
 }
+
+/// Runs `dspk` with `args` and `DSPK_DECODE=decode`.
+fn dspk_decoding(decode: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dspk"))
+        .args(args)
+        .env_remove("DSPK_RUNTIME")
+        .env("DSPK_DECODE", decode)
+        .output()
+        .expect("the dspk binary runs")
+}
+
+#[test]
+fn both_decode_paths_give_the_same_statistics_and_files() {
+    for target in runtimes() {
+        let rt = target.name();
+        let dir = scratch(&format!("decode-paths-{rt}"));
+        let (rec_path, _) = write_recording(&dir);
+        let rec_s = rec_path.to_str().unwrap();
+        let mut stats = Vec::new();
+        let mut files = Vec::new();
+        for decode in ["staging", "copy"] {
+            // The synthetic recording (384 channels) and the 16-channel raw file, in windows
+            // that do not divide them.
+            let out = dspk_decoding(
+                decode,
+                &[
+                    "--runtime",
+                    rt,
+                    "scan",
+                    "--duration",
+                    "0.3",
+                    "--window-samples",
+                    "2900",
+                    "--json",
+                ],
+            );
+            assert!(out.status.success(), "{rt} {decode}: {}", text(&out.stderr));
+            let report: Value = serde_json::from_slice(&out.stdout).expect("scan JSON");
+            // wgpu (Vulkan) decodes int16 time-major windows in staging when asked to.
+            if rt == "wgpu" || decode == "copy" {
+                assert_eq!(report["decode"], decode, "{rt}");
+            }
+            stats.push(report["channels"].clone());
+            let converted = dir.join(format!("out-{decode}.bin"));
+            let out = dspk_decoding(
+                decode,
+                &[
+                    "--runtime",
+                    rt,
+                    "convert",
+                    rec_s,
+                    "-o",
+                    converted.to_str().unwrap(),
+                    "--window-samples",
+                    "700",
+                    "--json",
+                ],
+            );
+            assert!(out.status.success(), "{rt} {decode}: {}", text(&out.stderr));
+            let report: Value = serde_json::from_slice(&out.stdout).expect("convert JSON");
+            if rt == "wgpu" || decode == "copy" {
+                assert_eq!(report["decode"], decode, "{rt}");
+            }
+            files.push(std::fs::read(&converted).expect("the converted file"));
+        }
+        assert_eq!(stats[0].as_array().map(Vec::len), Some(384), "{rt}");
+        assert_eq!(
+            stats[0], stats[1],
+            "{rt}: the statistics differ between the decode paths"
+        );
+        assert_eq!(files[0].len(), 16 * 3000 * 4, "{rt}");
+        assert!(
+            files[0] == files[1],
+            "{rt}: the converted files differ between the decode paths"
+        );
+    }
+    // A path that does not exist is a one-line error that names the variable.
+    let out = dspk_decoding("gpu", &["scan", "--duration", "0.1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("DSPK_DECODE"))
+        .unwrap_or_else(|| panic!("no error naming DSPK_DECODE: {err}"));
+    assert!(
+        line.contains("\"gpu\"") && line.contains("staging"),
+        "{line}"
+    );
+}

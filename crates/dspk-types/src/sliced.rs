@@ -168,6 +168,32 @@ impl RecordingSource for SlicedRecording {
         }
     }
 
+    /// The parent's stored native read when the view has all its channels in order (a
+    /// time-major file stays one run of frames per range: the fast path to a device); otherwise
+    /// a channel-major read of every channel.
+    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
+        match &self.channels {
+            None => {
+                check_sample_range(&samples, self.info.samples)?;
+                self.parent
+                    .read_stored_native(self.parent_range(&samples), out)
+            }
+            Some(_) => {
+                let all: Vec<usize> = (0..self.info.channel_count()).collect();
+                self.read_stored(&all, samples, out)?;
+                Ok(MemoryOrder::ChannelMajor)
+            }
+        }
+    }
+
+    /// The parent's order with all channels in order, else channel-major.
+    fn native_stored_order(&self) -> MemoryOrder {
+        match &self.channels {
+            None => self.parent.native_stored_order(),
+            Some(_) => MemoryOrder::ChannelMajor,
+        }
+    }
+
     /// The parent's chunk length, where this view's sample 0 is aligned to it.
     fn chunk_samples(&self) -> Option<u64> {
         self.parent

@@ -116,12 +116,38 @@ fn slices_of_a_time_major_source_keep_its_native_order_only_with_all_channels() 
         listed.read_native(0..100, &mut out).unwrap(),
         MemoryOrder::TimeMajor
     );
-    let some = SlicedRecording::new(syn, 100..200, Some(vec![5, 4])).unwrap();
+    let some = SlicedRecording::new(syn.clone(), 100..200, Some(vec![5, 4])).unwrap();
     let mut out = vec![0f32; 2 * 100];
     assert_eq!(
         some.read_native(0..100, &mut out).unwrap(),
         MemoryOrder::ChannelMajor
     );
+
+    // Stored bytes too: with every channel the parent's frames of the shifted range, bit for
+    // bit; with some channels their channel-major stored values.
+    for view in [&all, &listed] {
+        assert_eq!(view.native_stored_order(), MemoryOrder::TimeMajor);
+        let mut got = vec![0u8; 384 * 2 * 37];
+        assert_eq!(
+            view.read_stored_native(13..50, &mut got).unwrap(),
+            MemoryOrder::TimeMajor
+        );
+        let mut want = vec![0u8; 384 * 2 * 37];
+        syn.read_stored_native(113..150, &mut want).unwrap();
+        assert!(got == want, "the slice's frames differ from the parent's");
+        // Past the slice's end (inside the parent) is refused.
+        let mut past = vec![0u8; 384 * 2 * 2];
+        assert!(view.read_stored_native(99..101, &mut past).is_err());
+    }
+    assert_eq!(some.native_stored_order(), MemoryOrder::ChannelMajor);
+    let mut got = vec![0u8; 2 * 2 * 37];
+    assert_eq!(
+        some.read_stored_native(13..50, &mut got).unwrap(),
+        MemoryOrder::ChannelMajor
+    );
+    let mut want = vec![0u8; 2 * 2 * 37];
+    syn.read_stored(&[5, 4], 113..150, &mut want).unwrap();
+    assert!(got == want, "the channel subset's stored values differ");
 }
 
 proptest! {
