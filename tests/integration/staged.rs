@@ -4,7 +4,9 @@
 //! buffers; refused clearly where it cannot run.
 
 use cubecl::client::Client;
-use dspk_device::upload::{Staging, StagingKernel, StagingLaunch, Uploader};
+use dspk_device::upload::{
+    Staging, StagingKernel, StagingLaunch, Uploader, compile_staging_kernel_for,
+};
 use dspk_kernels::{
     Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL, StagedDecode,
 };
@@ -178,6 +180,22 @@ fn staging_kernels_are_refused_clearly() {
             );
             return;
         };
+        // Compiled without an uploader too (as a pass does on a helper thread).
+        let alone = compile_staging_kernel_for(
+            client,
+            "test decode, no uploader",
+            STAGED_DECODE_WGSL,
+            STAGED_DECODE_ENTRY,
+            STAGED_DECODE_BUFFERS,
+        )
+        .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert!(
+            alone.is_some(),
+            "{target}: no staging kernel without an uploader"
+        );
+        let err = compile_staging_kernel_for(client, "broken alone", "fn x( {", "main", 1)
+            .expect_err("broken WGSL compiled");
+        assert!(err.to_string().contains("broken alone"), "{target}: {err}");
         // WGSL the device refuses is an error that names the kernel.
         let err = uploader
             .staging_kernel("broken kernel", "fn nope( {", "main", 1)

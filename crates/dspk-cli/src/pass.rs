@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use cubecl::client::Client;
 use cubecl::server::Handle;
-use dspk_device::upload::{StagingKernel, StagingLaunch, Uploader};
+use dspk_device::upload::{StagingKernel, StagingLaunch, Uploader, compile_staging_kernel_for};
 use dspk_kernels::max_window_samples;
 use dspk_kernels::{
     DecodedWindow, Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL,
@@ -164,34 +164,51 @@ pub(crate) fn device_pass(
     }
     let channels = info.channel_count();
     let order = source.native_stored_order();
-    let mut decoder = Decoder::new(
+    let max_samples = schedule.max_read_samples() as usize;
+    let frame_bytes = info.frame_bytes();
+    let capacity = (max_samples * frame_bytes) as u64;
+    // Decoding in staging: its kernel compiles on a helper thread while the uploader pins its
+    // staging memory, and the CubeCL decode kernel is not compiled ahead.
+    let in_staging = decode == DecodePath::InStaging
+        && Decoder::decodes_in_staging_for(info.format, order, channels, max_samples);
+    // The decoder first: it refuses a window the device cannot hold before anything is pinned.
+    let new_decoder = if in_staging {
+        Decoder::new_for_staging
+    } else {
+        Decoder::new
+    };
+    let mut decoder = new_decoder(
         client,
         channels,
-        schedule.max_read_samples() as usize,
+        max_samples,
         info.format,
         order,
         &scaling.gains,
         &scaling.offsets,
     )?;
-    let stored = decoder.stored_handle().clone();
-    let frame_bytes = info.frame_bytes();
-    let capacity = (schedule.max_read_samples() as usize * frame_bytes) as u64;
+    let compiling = in_staging.then(|| {
+        let client = client.clone();
+        std::thread::Builder::new()
+            .name("dspk-kernel".into())
+            .spawn(move || compile_decode_in_staging(&client))
+    });
     let mut uploader = Uploader::new(client, capacity, fill_threads())?;
-    let kernel = match decode {
-        DecodePath::InStaging
-            if decoder.decodes_in_staging() && capacity <= uploader.staging_kernel_capacity() =>
-        {
-            uploader.staging_kernel(
-                "dspk decode in staging",
-                STAGED_DECODE_WGSL,
-                STAGED_DECODE_ENTRY,
-                STAGED_DECODE_BUFFERS,
-            )?
-        }
-        _ => None,
-    };
+    let kernel = match compiling {
+        Some(Ok(thread)) => match thread.join() {
+            Ok(compiled) => compiled?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        // No thread to be had: compile here.
+        Some(Err(_)) => compile_decode_in_staging(client)?,
+        None => None,
+    }
+    .filter(|_| uploader.runs_staging_kernels() && capacity <= uploader.staging_kernel_capacity());
+    let stored = decoder.stored_handle().clone();
     if kernel.is_some() {
         report.decode = DecodePath::InStaging;
+    } else if in_staging {
+        // The uploader cannot run it (no host staging here): the copy path after all.
+        decoder.warm_up()?;
     }
     report.setup = started.elapsed();
     let target =
@@ -261,6 +278,18 @@ const MAX_FILL_THREADS: usize = 16;
 /// keeps gaining up to one per core).
 pub(crate) fn fill_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_FILL_THREADS))
+}
+
+/// dspk-kernels' decode in staging, compiled for `client`'s device (`None` where it has no
+/// staging kernels).
+fn compile_decode_in_staging(client: &Client) -> DspResult<Option<StagingKernel>> {
+    compile_staging_kernel_for(
+        client,
+        "dspk decode in staging",
+        STAGED_DECODE_WGSL,
+        STAGED_DECODE_ENTRY,
+        STAGED_DECODE_BUFFERS,
+    )
 }
 
 /// Where a window's stored bytes go once staged.

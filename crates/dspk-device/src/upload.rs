@@ -467,6 +467,25 @@ enum Sink<'a> {
     Kernel(StagingLaunch<'a>),
 }
 
+/// Compiles a [`StagingKernel`] for `client`'s device (see [`Uploader::staging_kernel`]) without
+/// an uploader, e.g. on a helper thread while an uploader pins its staging memory; `None` where
+/// the client is not a wgpu device dspk opened. Whether uploads can run it is the uploader's
+/// [`Uploader::runs_staging_kernels`].
+pub fn compile_staging_kernel_for(
+    client: &Client,
+    label: &str,
+    wgsl: &str,
+    entry: &str,
+    buffers: usize,
+) -> DspResult<Option<StagingKernel>> {
+    #[cfg(feature = "wgpu")]
+    if let Some((device, _)) = crate::registry::wgpu_handles_of(client) {
+        return compile_staging_kernel(&device, label, wgsl, entry, buffers).map(Some);
+    }
+    let _ = (client, label, wgsl, entry, buffers);
+    Ok(None)
+}
+
 /// Refuses a launch whose buffers do not match its kernel's, or with too many parameters.
 fn check_launch(launch: &StagingLaunch<'_>) -> DspResult<()> {
     if launch.buffers.len() != launch.kernel.buffers {

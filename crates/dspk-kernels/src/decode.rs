@@ -300,6 +300,34 @@ impl Decoder {
         gains: &[f32],
         offsets: &[f32],
     ) -> DspResult<Self> {
+        let decoder = Self::build(
+            client,
+            channels,
+            max_samples,
+            format,
+            order,
+            gains,
+            offsets,
+            true,
+        )?;
+        let mut decoder = decoder;
+        decoder.warm_up()?;
+        Ok(decoder)
+    }
+
+    /// [`new`](Self::new) without compiling the decode kernel ahead: for a pass that decodes
+    /// in staging ([`staged_decode`](Self::staged_decode)), where the CubeCL kernel may never
+    /// run and compiling it would hold up the device's thread at the start of the pass (it
+    /// compiles at the first [`decode_uploaded`](Self::decode_uploaded), if any).
+    pub fn new_for_staging(
+        client: &Client,
+        channels: usize,
+        max_samples: usize,
+        format: SampleFormat,
+        order: MemoryOrder,
+        gains: &[f32],
+        offsets: &[f32],
+    ) -> DspResult<Self> {
         Self::build(
             client,
             channels,
@@ -310,6 +338,14 @@ impl Decoder {
             offsets,
             true,
         )
+    }
+
+    /// One launch over one sample, which [`new`](Self::new) makes: the kernel is compiled (or
+    /// loaded from the kernel cache) on the device's thread while the caller sets up the rest,
+    /// instead of when the first window is waiting for it. Its output is overwritten by every
+    /// window.
+    pub fn warm_up(&mut self) -> DspResult<()> {
+        self.decode_uploaded(1).map(drop)
     }
 
     /// [`new`](Self::new) with or without the contraction guard (the probe compares both).
@@ -341,7 +377,7 @@ impl Decoder {
         device_elements("decoded window", &[channels, max_samples])?;
         let stored_bytes = stored_window_bytes(channels, max_samples, format)? as usize;
         let decoded_bytes = channels * max_samples * 4;
-        let mut decoder = Decoder {
+        let decoder = Decoder {
             client: client.clone(),
             channels,
             max_samples,
@@ -354,10 +390,6 @@ impl Decoder {
             guard,
             limits: GridLimits::of(client),
         };
-        // One launch over one sample now: the kernel is compiled (or loaded from the kernel
-        // cache) on the device's thread while the caller sets up the rest, instead of when the
-        // first window is waiting for it. Its output is overwritten by every window.
-        decoder.decode_uploaded(1)?;
         Ok(decoder)
     }
 
@@ -567,11 +599,28 @@ impl Decoder {
     /// ([`STAGED_DECODE_WGSL`]): int16, time-major, with the contraction guard, and indices
     /// that fit `u32`.
     pub fn decodes_in_staging(&self) -> bool {
-        self.format == SampleFormat::I16
-            && self.order == MemoryOrder::TimeMajor
-            && self.guard
-            && (self.channels as u64)
-                .checked_mul(self.max_samples as u64)
+        self.guard
+            && Self::decodes_in_staging_for(
+                self.format,
+                self.order,
+                self.channels,
+                self.max_samples,
+            )
+    }
+
+    /// Whether a decoder of windows of up to `max_samples` samples of `channels` channels
+    /// stored as `format` in `order` decodes in staging (see
+    /// [`decodes_in_staging`](Self::decodes_in_staging)), before making one.
+    pub fn decodes_in_staging_for(
+        format: SampleFormat,
+        order: MemoryOrder,
+        channels: usize,
+        max_samples: usize,
+    ) -> bool {
+        format == SampleFormat::I16
+            && order == MemoryOrder::TimeMajor
+            && (channels as u64)
+                .checked_mul(max_samples as u64)
                 .is_some_and(|v| v + 8 <= u64::from(u32::MAX))
     }
 
