@@ -247,6 +247,27 @@ fn staging_kernels_are_refused_clearly() {
                 .expect_err(what);
             assert!(err.to_string().contains(what), "{target}: {what}: {err}");
         }
+        // A kernel whose WGSL binds more buffers than it was compiled for: the launch's
+        // buffers do not match its bindings, an error (not a panic) that names the kernel.
+        let short = uploader
+            .staging_kernel("mislabelled", STAGED_DECODE_WGSL, STAGED_DECODE_ENTRY, 1)
+            .unwrap_or_else(|e| panic!("{target}: {e}"))
+            .expect("staging kernels run here");
+        let err = uploader
+            .upload_through(
+                StagingLaunch {
+                    kernel: &short,
+                    buffers: &one,
+                    params: &launch.params,
+                    workgroups: 1,
+                },
+                stored.len(),
+                frame,
+                |_, _| Ok(()),
+                || Ok(()),
+            )
+            .expect_err("a launch with missing bindings ran");
+        assert!(err.to_string().contains("mislabelled"), "{target}: {err}");
         // wgpu's own mapped buffers cannot be read in place: refused, naming the path.
         let mut mapped =
             Uploader::with_staging(client, (samples * frame) as u64, 2, Staging::Mapped);

@@ -344,17 +344,7 @@ impl Uploader {
             return Err(not_in_place(launch.kernel, self.staging()));
         }
         check_launch(&launch)?;
-        let capacity = self.staging_kernel_capacity();
-        if len as u64 > capacity {
-            return Err(DspError::BufferOverrun {
-                what: format!(
-                    "staging buffer read in place by the kernel {}",
-                    launch.kernel.label
-                ),
-                capacity: capacity as usize,
-                needed: len,
-            });
-        }
+        check_fits(&launch, len, self.staging_kernel_capacity())?;
         if len == 0 {
             return during();
         }
@@ -373,7 +363,7 @@ impl Uploader {
     /// The time `launch`'s kernel takes over a `len`-byte window already in a staging buffer
     /// (the one [`upload_through`](Self::upload_through) filled last, or any), submitted and
     /// waited for, the median of `iters` (the bandwidth at which a staging kernel pulls one
-    /// window across the bus); `None` where staging kernels cannot run.
+    /// window across the bus); `None` where staging kernels cannot run, or for an empty window.
     pub fn time_through(
         &mut self,
         launch: StagingLaunch<'_>,
@@ -384,16 +374,7 @@ impl Uploader {
             return Ok(None);
         }
         check_launch(&launch)?;
-        if len as u64 > self.staging_kernel_capacity() {
-            return Err(DspError::BufferOverrun {
-                what: format!(
-                    "staging buffer read in place by the kernel {}",
-                    launch.kernel.label
-                ),
-                capacity: self.staging_kernel_capacity() as usize,
-                needed: len,
-            });
-        }
+        check_fits(&launch, len, self.staging_kernel_capacity())?;
         match &mut self.path {
             #[cfg(feature = "wgpu")]
             UploadPath::Staged(staged) => staged.time_through(launch, len, iters).map(Some),
@@ -416,7 +397,8 @@ impl Uploader {
 
 /// A compute kernel that reads a filled staging buffer in place: the window crosses the bus
 /// once, pulled by the kernel itself, with no copy into a device input buffer first (see
-/// [`Uploader::upload_through`]). Compiled once per pass by [`Uploader::staging_kernel`].
+/// [`Uploader::upload_through`]). Made by [`Uploader::staging_kernel`] or
+/// [`compile_staging_kernel_for`]; its pipeline is compiled once per device and source and kept.
 ///
 /// Its WGSL declares, in bind group 0: binding 0, `var<storage, read>` `array<u32>` of launch
 /// parameters; binding 1, `var<storage, read>` over the staging bytes (the window, zero to 15
@@ -500,6 +482,21 @@ fn check_launch(launch: &StagingLaunch<'_>) -> DspResult<()> {
             what: format!("launch parameters of the kernel {}", launch.kernel.label),
             capacity: STAGING_KERNEL_PARAMS,
             needed: launch.params.len(),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a `len`-byte window for a staging buffer of `capacity` bytes.
+fn check_fits(launch: &StagingLaunch<'_>, len: usize, capacity: u64) -> DspResult<()> {
+    if len as u64 > capacity {
+        return Err(DspError::BufferOverrun {
+            what: format!(
+                "staging buffer read in place by the kernel {}",
+                launch.kernel.label
+            ),
+            capacity: capacity as usize,
+            needed: len,
         });
     }
     Ok(())
@@ -1350,11 +1347,19 @@ fn record_staging_kernel(
             }),
         });
     }
+    // A kernel whose WGSL binds other buffers than its launch gives is an error, not a panic.
+    let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some(&kernel.label),
         layout: &kernel.layout,
         entries: &entries,
     });
+    if let Some(error) = resolve_now(device, scope.pop()) {
+        return Err(DspError::config(format!(
+            "the buffers of a launch of the kernel {} do not match its bindings: {error}",
+            kernel.label
+        )));
+    }
     let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
         label: Some(&kernel.label),
         timestamp_writes: None,
