@@ -923,10 +923,14 @@ impl StagedUploader {
         };
         let client = self.client.clone();
         // The kernels launched so far (the previous window's decode) start on the device now,
-        // while the host fills.
-        client
-            .flush()
-            .map_err(|e| device_error("submitting queued kernels failed", e))?;
+        // while the host fills. A staging kernel is not one of them (it is submitted here, not
+        // through the client), and the flush would wait for whatever the device's thread is
+        // still doing (at a pass's start, compiling and allocating) before the fill can begin.
+        if let Sink::Copy(_) = sink {
+            client
+                .flush()
+                .map_err(|e| device_error("submitting queued kernels failed", e))?;
+        }
         let mut during = Some(during);
         let mut resolved: Option<(Vec<WgpuResource>, Vec<_>)> = None;
         let mut done = 0usize;

@@ -264,7 +264,10 @@ pub struct Decoder {
     max_samples: usize,
     format: SampleFormat,
     order: MemoryOrder,
-    stored: Handle,
+    /// The device input buffer, allocated at its first use (a pass that decodes in staging
+    /// never uses it).
+    stored: std::sync::OnceLock<Handle>,
+    stored_bytes: usize,
     decoded: Handle,
     gains: Handle,
     offsets: Handle,
@@ -315,10 +318,12 @@ impl Decoder {
         Ok(decoder)
     }
 
-    /// [`new`](Self::new) without compiling the decode kernel ahead: for a pass that decodes
-    /// in staging ([`staged_decode`](Self::staged_decode)), where the CubeCL kernel may never
-    /// run and compiling it would hold up the device's thread at the start of the pass (it
-    /// compiles at the first [`decode_uploaded`](Self::decode_uploaded), if any).
+    /// [`new`](Self::new) without compiling the decode kernel ahead or allocating its input
+    /// buffer: for a pass that decodes in staging ([`staged_decode`](Self::staged_decode)),
+    /// where neither may ever be used and both would hold up the device's thread at the start
+    /// of the pass (they come at the first [`upload`](Self::upload),
+    /// [`stored_handle`](Self::stored_handle) or [`decode_uploaded`](Self::decode_uploaded), if
+    /// any).
     pub fn new_for_staging(
         client: &Client,
         channels: usize,
@@ -383,7 +388,8 @@ impl Decoder {
             max_samples,
             format,
             order,
-            stored: client.empty(stored_bytes),
+            stored: std::sync::OnceLock::new(),
+            stored_bytes,
             decoded: client.empty(decoded_bytes),
             gains: client.create_from_slice(&f32_bytes(gains)),
             offsets: client.create_from_slice(&f32_bytes(offsets)),
@@ -422,7 +428,8 @@ impl Decoder {
     /// [`upload`](Self::upload); then call [`decode_uploaded`](Self::decode_uploaded)). It holds
     /// `channels × max_samples` stored values, padded to whole 4-byte words.
     pub fn stored_handle(&self) -> &Handle {
-        &self.stored
+        self.stored
+            .get_or_init(|| self.client.empty(self.stored_bytes))
     }
 
     /// Replaces the per-channel gains and offsets (one each per channel).
@@ -471,7 +478,7 @@ impl Decoder {
         let padded = expected.next_multiple_of(4);
         // Offsets add to the handle's own (a pooled allocation may carve it out of a larger
         // buffer), so pieces are placed within what the handle uses.
-        let total = self.stored.size_in_used();
+        let total = self.stored_handle().size_in_used();
         let mut offset = 0;
         while offset < padded {
             let len = UPLOAD_PIECE_BYTES.min(padded - offset);
@@ -480,7 +487,7 @@ impl Decoder {
             piece.extend_from_slice(&stored[offset..end]);
             piece.resize(len, 0);
             let target = self
-                .stored
+                .stored_handle()
                 .clone()
                 .offset_start(offset as u64)
                 .offset_end(total - (offset + len) as u64);
@@ -510,7 +517,7 @@ impl Decoder {
                     &self.client,
                     g.cube_count(),
                     g.cube_dim(),
-                    u32_arg(&self.stored, words)?,
+                    u32_arg(self.stored_handle(), words)?,
                     f32_arg(&self.gains, c)?,
                     f32_arg(&self.offsets, c)?,
                     f32_arg(&self.decoded, n)?,
@@ -529,7 +536,7 @@ impl Decoder {
                     &self.client,
                     g.cube_count(),
                     g.cube_dim(),
-                    u32_arg(&self.stored, words)?,
+                    u32_arg(self.stored_handle(), words)?,
                     f32_arg(&self.gains, c)?,
                     f32_arg(&self.offsets, c)?,
                     f32_arg(&self.decoded, n)?,
