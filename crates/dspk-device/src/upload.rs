@@ -1044,20 +1044,14 @@ impl StagedUploader {
                 slot.buffer.unmap();
             }
         }
-        let mut times = Vec::with_capacity(iters.max(1) + 1);
-        let mut last = None;
-        for _ in 0..=iters.max(1) {
-            let started = std::time::Instant::now();
-            let mut encoder = self
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("dspk copy timing"),
-                });
+        let slots = &self.slots;
+        let slot_bytes = self.slot_bytes;
+        let (time, last) = time_submissions(&self.device, &self.queue, iters, |encoder| {
             let mut done = 0u64;
             let mut k = 0;
             while done < len {
-                let n = self.slot_bytes.min(len - done);
-                let slot = &self.slots[k % self.slots.len()];
+                let n = slot_bytes.min(len - done);
+                let slot = &slots[k % slots.len()];
                 encoder.copy_buffer_to_buffer(
                     &slot.buffer,
                     0,
@@ -1068,25 +1062,12 @@ impl StagedUploader {
                 done += n;
                 k += 1;
             }
-            let index = self.queue.submit([encoder.finish()]);
-            self.device
-                .poll(wgpu::PollType::Wait {
-                    submission_index: Some(index.clone()),
-                    timeout: None,
-                })
-                .map_err(|e| device_error("waiting for the device failed", e))?;
-            times.push(started.elapsed());
-            last = Some(index);
+            Ok(())
+        })?;
+        for slot in &mut self.slots {
+            slot.after_copy(last.clone());
         }
-        if let Some(index) = last {
-            for slot in &mut self.slots {
-                slot.after_copy(index.clone());
-            }
-        }
-        // The first copy warms up; the median of the rest.
-        times.remove(0);
-        times.sort();
-        Ok(times[times.len() / 2])
+        Ok(time)
     }
 
     /// See [`Uploader::time_through`]: `launch` over the first `len` bytes of staging buffer 0.
@@ -1104,41 +1085,20 @@ impl StagedUploader {
         let bytes = (len as u64)
             .next_multiple_of(STAGING_KERNEL_ALIGN)
             .min(slot.buffer.size());
-        let mut times = Vec::with_capacity(iters.max(1) + 1);
-        let mut last = None;
-        for _ in 0..=iters.max(1) {
-            let started = std::time::Instant::now();
-            let mut encoder = self
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("dspk staging kernel timing"),
-                });
+        let (device, queue) = (&self.device, &self.queue);
+        let (time, last) = time_submissions(device, queue, iters, |encoder| {
             record_staging_kernel(
-                &self.device,
-                &self.queue,
-                &mut encoder,
+                device,
+                queue,
+                encoder,
                 &launch,
                 &slot.buffer,
                 bytes,
                 &targets,
-            )?;
-            let index = self.queue.submit([encoder.finish()]);
-            self.device
-                .poll(wgpu::PollType::Wait {
-                    submission_index: Some(index.clone()),
-                    timeout: None,
-                })
-                .map_err(|e| device_error("waiting for the device failed", e))?;
-            times.push(started.elapsed());
-            last = Some(index);
-        }
-        if let Some(index) = last {
-            self.slots[0].after_copy(index);
-        }
-        // The first launch warms up; the median of the rest.
-        times.remove(0);
-        times.sort();
-        Ok(times[times.len() / 2])
+            )
+        })?;
+        self.slots[0].after_copy(last);
+        Ok(time)
     }
 
     fn wait_idle(&mut self) -> DspResult<()> {
@@ -1293,6 +1253,40 @@ fn flushed_targets(
         bound.push(b);
     }
     Ok((targets, bound))
+}
+
+/// Records `record` into a fresh command encoder, submits it and waits for the device,
+/// `iters` + 1 times (at least twice): the median time of all but the first (a warm-up), and
+/// the last submission.
+#[cfg(feature = "wgpu")]
+fn time_submissions(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    iters: usize,
+    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> DspResult<()>,
+) -> DspResult<(std::time::Duration, wgpu::SubmissionIndex)> {
+    let mut times = Vec::with_capacity(iters.max(1) + 1);
+    let mut last = None;
+    for _ in 0..=iters.max(1) {
+        let started = std::time::Instant::now();
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("dspk timing"),
+        });
+        record(&mut encoder)?;
+        let index = queue.submit([encoder.finish()]);
+        device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(index.clone()),
+                timeout: None,
+            })
+            .map_err(|e| device_error("waiting for the device failed", e))?;
+        times.push(started.elapsed());
+        last = Some(index);
+    }
+    times.remove(0);
+    times.sort();
+    let last = last.ok_or_else(|| DspError::config("no submission was timed"))?;
+    Ok((times[times.len() / 2], last))
 }
 
 /// Alignment of the staging bytes a [`StagingKernel`] sees (its WGSL may read them as

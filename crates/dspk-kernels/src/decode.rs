@@ -303,17 +303,8 @@ impl Decoder {
         gains: &[f32],
         offsets: &[f32],
     ) -> DspResult<Self> {
-        let decoder = Self::build(
-            client,
-            channels,
-            max_samples,
-            format,
-            order,
-            gains,
-            offsets,
-            true,
-        )?;
-        let mut decoder = decoder;
+        let mut decoder =
+            Self::new_for_staging(client, channels, max_samples, format, order, gains, offsets)?;
         decoder.warm_up()?;
         Ok(decoder)
     }

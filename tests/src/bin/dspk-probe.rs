@@ -431,7 +431,8 @@ fn stress(runs: u32, exit_now: bool) -> Result<(), String> {
 }
 
 /// A variant of the decode in staging: `group` invocations per workgroup, each loading `loads`
-/// 16-byte words before decoding them (same bindings and arithmetic as dspk-kernels' kernel).
+/// 16-byte words before decoding them with dspk-kernels' own `decode_quad` (the kernel's
+/// bindings and helper, taken from its source; only the entry point differs).
 fn staged_variant_wgsl(group: u32, loads: u32) -> String {
     let head = dspk_kernels::STAGED_DECODE_WGSL
         .split("@compute")
@@ -446,9 +447,6 @@ fn main(
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {{
     let values = params[0];
-    let channels = params[1];
-    let samples = params[2];
-    let zero = params[3];
     let quads = (values + 7u) / 8u;
     var w: array<vec4<u32>, {loads}>;
     for (var base = wid.x * {span}u; base < quads; base = base + groups.x * {span}u) {{
@@ -463,24 +461,7 @@ fn main(
             if (q >= quads) {{
                 break;
             }}
-            let words = w[k];
-            let first = q * 8u;
-            var t = first / channels;
-            var c = first - t * channels;
-            for (var j = 0u; j < 8u; j = j + 1u) {{
-                if (first + j >= values) {{
-                    break;
-                }}
-                let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
-                let x = f32(bitcast<i32>(bits) >> 16u);
-                let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
-                decoded[c * samples + t] = product + offsets[c];
-                c = c + 1u;
-                if (c == channels) {{
-                    c = 0u;
-                    t = t + 1u;
-                }}
-            }}
+            decode_quad(q, w[k], values, params[1], params[2], params[3]);
         }}
     }}
 }}
