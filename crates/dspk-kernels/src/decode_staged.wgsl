@@ -18,38 +18,35 @@
 @group(0) @binding(3) var<storage, read_write> gains: array<f32>;
 @group(0) @binding(4) var<storage, read_write> offsets: array<f32>;
 
-// Decodes the 8 values of the window's 16-byte word `q`, `words`: the values at flat indices
-// 8q..8q+8 (time-major: sample t = index / channels, channel index % channels), those below
-// `values`.
-fn decode_quad(q: u32, words: vec4<u32>, values: u32, channels: u32, samples: u32, zero: u32) {
-    let first = q * 8u;
-    var t = first / channels;
-    var c = first - t * channels;
-    for (var j = 0u; j < 8u; j = j + 1u) {
-        if (first + j >= values) {
-            break;
-        }
-        let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
-        let x = f32(bitcast<i32>(bits) >> 16u);
-        let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
-        decoded[c * samples + t] = product + offsets[c];
-        c = c + 1u;
-        if (c == channels) {
-            c = 0u;
-            t = t + 1u;
-        }
-    }
-}
-
 @compute @workgroup_size(64)
 fn decode_i16_time_major(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
     let values = params[0];
+    let channels = params[1];
+    let samples = params[2];
+    let zero = params[3];
     let quads = (values + 7u) / 8u;
     let stride = groups.x * 64u;
     for (var q = id.x; q < quads; q = q + stride) {
-        decode_quad(q, staged[q], values, params[1], params[2], params[3]);
+        let words = staged[q];
+        let first = q * 8u;
+        var t = first / channels;
+        var c = first - t * channels;
+        for (var j = 0u; j < 8u; j = j + 1u) {
+            if (first + j >= values) {
+                break;
+            }
+            let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
+            let x = f32(bitcast<i32>(bits) >> 16u);
+            let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
+            decoded[c * samples + t] = product + offsets[c];
+            c = c + 1u;
+            if (c == channels) {
+                c = 0u;
+                t = t + 1u;
+            }
+        }
     }
 }

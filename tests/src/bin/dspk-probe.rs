@@ -17,7 +17,7 @@
 //! | `s1` | prints `s1 open_ms=… first_result_ms=… total_ms=…` (times since `main` started) |
 //! | `s1-bench [RUNS]` | S1: RUNS fresh `s1` processes with `DSPK_KERNEL_CACHE=0` (cold) and RUNS with the cache warm, medians and ratio |
 //! | `stress [RUNS] [exit-now]` | S2: RUNS fresh `run` (or `exit-now 0`) processes in a row: crashes, hangs, and the time from the last output to process end |
-//! | `staged-variants` | the decode in staging of one 384 × 30 000 int16 window: dspk-kernels' kernel and variants of it (workgroup size, loads per invocation), each checked bit for bit against it, timed against the copy of the same staging buffer |
+//! | `staged-variants` | the decode in staging of one 384 × 30 000 int16 window: dspk-kernels' kernel and variants of its workgroup size, each checked bit for bit against it, timed against the copy of the same staging buffer |
 
 use std::io::{Read as _, Write as _};
 use std::process::{Command, ExitCode, Stdio};
@@ -430,44 +430,17 @@ fn stress(runs: u32, exit_now: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// A variant of the decode in staging: `group` invocations per workgroup, each loading `loads`
-/// 16-byte words before decoding them with dspk-kernels' own `decode_quad` (the kernel's
-/// bindings and helper, taken from its source; only the entry point differs).
-fn staged_variant_wgsl(group: u32, loads: u32) -> String {
-    let head = dspk_kernels::STAGED_DECODE_WGSL
-        .split("@compute")
-        .next()
-        .unwrap_or_default();
-    format!(
-        r#"{head}
-@compute @workgroup_size({group})
-fn main(
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {{
-    let values = params[0];
-    let quads = (values + 7u) / 8u;
-    var w: array<vec4<u32>, {loads}>;
-    for (var base = wid.x * {span}u; base < quads; base = base + groups.x * {span}u) {{
-        for (var k = 0u; k < {loads}u; k = k + 1u) {{
-            let q = base + k * {group}u + lid.x;
-            if (q < quads) {{
-                w[k] = staged[q];
-            }}
-        }}
-        for (var k = 0u; k < {loads}u; k = k + 1u) {{
-            let q = base + k * {group}u + lid.x;
-            if (q >= quads) {{
-                break;
-            }}
-            decode_quad(q, w[k], values, params[1], params[2], params[3]);
-        }}
-    }}
-}}
-"#,
-        span = group * loads
-    )
+/// The decode in staging with `group` invocations per workgroup instead of its own: dspk-kernels'
+/// source with its workgroup size replaced (the kernel's grid stride follows it).
+fn staged_variant_wgsl(group: u32) -> Result<String, String> {
+    let source = dspk_kernels::STAGED_DECODE_WGSL;
+    let (size, stride) = ("@workgroup_size(64)", "groups.x * 64u");
+    if !source.contains(size) || !source.contains(stride) {
+        return Err("the staged decode's workgroup size is no longer 64: update the probe".into());
+    }
+    Ok(source
+        .replace(size, &format!("@workgroup_size({group})"))
+        .replace(stride, &format!("groups.x * {group}u")))
 }
 
 /// `staged-variants`: see the module docs.
@@ -502,25 +475,18 @@ fn staged_variants() -> Result<(), String> {
     let buffers: Vec<&cubecl::server::Handle> = launch.buffers.iter().collect();
     let gb = |t: Duration| len as f64 / t.as_secs_f64() / 1e9;
     let mut variants = vec![(
-        "dspk-kernels (64 × 1)".to_string(),
+        "dspk-kernels (workgroups of 64)".to_string(),
         STAGED_DECODE_WGSL.to_string(),
         STAGED_DECODE_ENTRY,
         launch.workgroups,
     )];
     let quads = (channels * samples).div_ceil(8);
-    for (group, loads) in [
-        (256u32, 1u32),
-        (128, 1),
-        (512, 1),
-        (64, 2),
-        (256, 4),
-        (128, 4),
-    ] {
-        let groups = quads.div_ceil((group * loads) as usize).min(65_535) as u32;
+    for group in [32u32, 128, 256, 512] {
+        let groups = quads.div_ceil(group as usize).min(65_535) as u32;
         variants.push((
-            format!("{group} × {loads}"),
-            staged_variant_wgsl(group, loads),
-            "main",
+            format!("workgroups of {group}"),
+            staged_variant_wgsl(group)?,
+            STAGED_DECODE_ENTRY,
             groups,
         ));
     }
