@@ -36,10 +36,9 @@ fn decode_staged(
     stored: &[u8],
     frame: usize,
 ) -> Result<(), DspError> {
-    let buffers: Vec<&cubecl::server::Handle> = launch.buffers.iter().collect();
     let launch = StagingLaunch {
         kernel,
-        buffers: &buffers,
+        buffers: &launch.buffers,
         params: &launch.params,
         workgroups: launch.workgroups,
     };
@@ -207,7 +206,7 @@ fn staging_kernels_are_refused_clearly() {
             .expect("int16");
         let stored = vec![0u8; samples * frame];
         // The wrong number of buffers, too many parameters, a window past the staging buffer.
-        let one = [&launch.buffers[0]];
+        let one = [launch.buffers[0].clone()];
         let params = [0u32; 17];
         let cases: [(&str, StagingLaunch<'_>, usize); 3] = [
             (
@@ -224,7 +223,7 @@ fn staging_kernels_are_refused_clearly() {
                 "parameters",
                 StagingLaunch {
                     kernel: &kernel,
-                    buffers: &launch.buffers.iter().collect::<Vec<_>>(),
+                    buffers: &launch.buffers,
                     params: &params,
                     workgroups: 1,
                 },
@@ -234,7 +233,7 @@ fn staging_kernels_are_refused_clearly() {
                 "staging buffer",
                 StagingLaunch {
                     kernel: &kernel,
-                    buffers: &launch.buffers.iter().collect::<Vec<_>>(),
+                    buffers: &launch.buffers,
                     params: &launch.params,
                     workgroups: 1,
                 },
@@ -272,10 +271,9 @@ fn staging_kernels_are_refused_clearly() {
         let mut mapped =
             Uploader::with_staging(client, (samples * frame) as u64, 2, Staging::Mapped);
         assert!(!mapped.runs_staging_kernels());
-        let buffers: Vec<_> = launch.buffers.iter().collect();
         let ok = StagingLaunch {
             kernel: &kernel,
-            buffers: &buffers,
+            buffers: &launch.buffers,
             params: &launch.params,
             workgroups: launch.workgroups,
         };

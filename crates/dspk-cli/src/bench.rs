@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cubecl::server::Handle;
 use dspk_device::upload::{Staging, StagingLaunch, Uploader};
 use dspk_device::{DeviceKind, describe};
 use dspk_kernels::{
@@ -249,10 +248,9 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         )? {
             Some(kernel) => match decoder.staged_decode(window as usize)? {
                 Some(launch) => {
-                    let buffers: Vec<&Handle> = launch.buffers.iter().collect();
                     let launch = StagingLaunch {
                         kernel: &kernel,
-                        buffers: &buffers,
+                        buffers: &launch.buffers,
                         params: &launch.params,
                         workgroups: launch.workgroups,
                     };

@@ -345,10 +345,9 @@ fn upload_window(
                     uploader.upload_while(stored, n * frame_bytes, frame_bytes, fill, during)
                 }
                 Target::Kernel(kernel, launch) => {
-                    let buffers: Vec<&Handle> = launch.buffers.iter().collect();
                     let launch = StagingLaunch {
                         kernel,
-                        buffers: &buffers,
+                        buffers: &launch.buffers,
                         params: &launch.params,
                         workgroups: launch.workgroups,
                     };

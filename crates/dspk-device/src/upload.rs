@@ -433,7 +433,7 @@ pub struct StagingLaunch<'a> {
     /// The kernel.
     pub kernel: &'a StagingKernel,
     /// The device buffers bound after the staging buffer (bindings 2, 3, ...).
-    pub buffers: &'a [&'a Handle],
+    pub buffers: &'a [Handle],
     /// The launch parameters (binding 0), at most [`STAGING_KERNEL_PARAMS`].
     pub params: &'a [u32],
     /// Workgroups along x.
@@ -965,10 +965,10 @@ impl StagedUploader {
                 Some((targets, _)) => targets.clone(),
                 None => {
                     let handles = match &sink {
-                        Sink::Copy(dst) => vec![*dst],
-                        Sink::Kernel(launch) => launch.buffers.to_vec(),
+                        Sink::Copy(dst) => std::slice::from_ref(*dst),
+                        Sink::Kernel(launch) => launch.buffers,
                     };
-                    let (targets, bound) = flushed_targets(&client, &handles)?;
+                    let (targets, bound) = flushed_targets(&client, handles)?;
                     if let Sink::Copy(_) = sink
                         && targets[0].size < padded
                     {
@@ -1230,7 +1230,7 @@ fn host_slots(
 /// the allocation bound in place while held.
 #[cfg(feature = "wgpu")]
 fn flushed_target(client: &Client, dst: &Handle) -> DspResult<(WgpuResource, impl Sized)> {
-    let (mut targets, bound) = flushed_targets(client, &[dst])?;
+    let (mut targets, bound) = flushed_targets(client, std::slice::from_ref(dst))?;
     Ok((targets.remove(0), bound))
 }
 
@@ -1238,7 +1238,7 @@ fn flushed_target(client: &Client, dst: &Handle) -> DspResult<(WgpuResource, imp
 #[cfg(feature = "wgpu")]
 fn flushed_targets(
     client: &Client,
-    handles: &[&Handle],
+    handles: &[Handle],
 ) -> DspResult<(Vec<WgpuResource>, Vec<impl Sized + use<>>)> {
     client
         .flush()
@@ -1247,7 +1247,7 @@ fn flushed_targets(
     let mut bound = Vec::with_capacity(handles.len());
     for handle in handles {
         let b = client
-            .get_resource::<WgpuServer<AutoCompiler>>((*handle).clone())
+            .get_resource::<WgpuServer<AutoCompiler>>(handle.clone())
             .map_err(|e| device_error("resolving a device buffer failed", e))?;
         targets.push(b.resource().clone());
         bound.push(b);

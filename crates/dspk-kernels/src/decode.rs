@@ -417,7 +417,8 @@ impl Decoder {
 
     /// The device buffer the stored bytes of a window go into (for an upload path outside
     /// [`upload`](Self::upload); then call [`decode_uploaded`](Self::decode_uploaded)). It holds
-    /// `channels × max_samples` stored values, padded to whole 4-byte words.
+    /// `channels × max_samples` stored values, padded to whole 4-byte words, and is allocated at
+    /// its first use.
     pub fn stored_handle(&self) -> &Handle {
         self.stored
             .get_or_init(|| self.client.empty(self.stored_bytes))

@@ -472,7 +472,6 @@ fn staged_variants() -> Result<(), String> {
         .staged_decode(samples)
         .map_err(|e| e.to_string())?
         .ok_or("no staged decode")?;
-    let buffers: Vec<&cubecl::server::Handle> = launch.buffers.iter().collect();
     let gb = |t: Duration| len as f64 / t.as_secs_f64() / 1e9;
     let mut variants = vec![(
         "dspk-kernels (workgroups of 64)".to_string(),
@@ -499,7 +498,7 @@ fn staged_variants() -> Result<(), String> {
                 .ok_or("staging kernels cannot run here")?;
             let launch = StagingLaunch {
                 kernel: &kernel,
-                buffers: &buffers,
+                buffers: &launch.buffers,
                 params: &launch.params,
                 workgroups: *workgroups,
             };
@@ -515,7 +514,7 @@ fn staged_variants() -> Result<(), String> {
                     || Ok(()),
                 )
                 .map_err(|e| e.to_string())?;
-            let out = read_f32(&client, &launch.buffers[0].clone(), channels * samples)
+            let out = read_f32(&client, &launch.buffers[0], channels * samples)
                 .map_err(|e| e.to_string())?;
             match &reference {
                 None => reference = Some(out),
