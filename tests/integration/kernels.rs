@@ -471,8 +471,9 @@ fn deferred_statistics_equal_the_per_window_ones_over_many_windows() {
         let mut reference = vec![ChannelStats::EMPTY; channels];
         let mut magnitude = vec![0f64; channels];
         // More windows than are kept in flight, of fresh lengths and owned ranges (some
-        // empty), so the ring wraps more than once and windows of different shapes share it.
-        let windows = 2 * dspk_kernels::STATS_IN_FLIGHT + 3;
+        // empty): three batches are read back while the next fills, so both halves of the
+        // ring are reused and windows of different shapes share them.
+        let windows = 3 * dspk_kernels::STATS_IN_FLIGHT + 3;
         for k in 0..windows {
             let samples = rng.random_range(1..=max_samples);
             let start = rng.random_range(0..=samples);

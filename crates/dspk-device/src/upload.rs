@@ -944,13 +944,77 @@ impl StagedUploader {
             let at = done;
             let shifted = |offset: usize, piece: &mut [u8]| fill(at + offset, piece);
             let first = during.take();
-            let during = || first.map_or(Ok(()), |f| f());
             let slot = &mut self.slots[i];
-            match &mut slot.memory {
+            let (buffer, memory) = (&slot.buffer, &mut slot.memory);
+            let (device, queue) = (&self.device, &self.queue);
+            let (sink, client, resolved) = (&sink, &client, &mut resolved);
+            let mut recorded = None;
+            // On this thread while the pool fills: the caller's work, then (after the kernels
+            // it launched, which may still read the device buffers) the device buffers are
+            // resolved, once per upload, and the copy or kernel recorded, so that only the
+            // submission is left once the staging buffer is full.
+            let during = || -> DspResult<()> {
+                first.map_or(Ok(()), |f| f())?;
+                let targets = match resolved {
+                    Some((targets, _)) => targets.clone(),
+                    None => {
+                        let handles = match sink {
+                            Sink::Copy(dst) => std::slice::from_ref(*dst),
+                            Sink::Kernel(launch) => launch.buffers,
+                        };
+                        let (targets, bound) = flushed_targets(client, handles)?;
+                        if let Sink::Copy(_) = sink
+                            && targets[0].size < padded
+                        {
+                            return Err(DspError::BufferOverrun {
+                                what: "device input buffer".into(),
+                                capacity: targets[0].size as usize,
+                                needed: padded as usize,
+                            });
+                        }
+                        *resolved = Some((targets.clone(), bound));
+                        targets
+                    }
+                };
+                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("dspk upload"),
+                });
+                match sink {
+                    Sink::Copy(_) => {
+                        let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+                        let target = &targets[0];
+                        encoder.copy_buffer_to_buffer(
+                            buffer,
+                            0,
+                            &target.buffer,
+                            target.offset + done as u64,
+                            bytes,
+                        );
+                    }
+                    Sink::Kernel(launch) => {
+                        // `upload_through` checked that the window fits one staging buffer.
+                        let bytes = (n as u64)
+                            .next_multiple_of(STAGING_KERNEL_ALIGN)
+                            .min(buffer.size());
+                        record_staging_kernel(
+                            device,
+                            queue,
+                            &mut encoder,
+                            launch,
+                            buffer,
+                            bytes,
+                            &targets,
+                        )?;
+                    }
+                }
+                recorded = Some(encoder);
+                Ok(())
+            };
+            match memory {
                 SlotMemory::Mapped(_) => {
-                    let parts = mapped_parts(&slot.buffer, n, align, threads)?;
+                    let parts = mapped_parts(buffer, n, align, threads)?;
                     fill_parts(pool, parts, align, true, &shifted, during)?;
-                    slot.buffer.unmap();
+                    buffer.unmap();
                 }
                 #[cfg(vulkan_host)]
                 SlotMemory::Host(host) => {
@@ -959,62 +1023,10 @@ impl StagedUploader {
                     fill_parts(pool, parts, align, scratch, &shifted, during)?;
                 }
             }
-            // After `during`'s kernels were launched: submit them, then resolve the device
-            // buffers once.
-            let targets = match &resolved {
-                Some((targets, _)) => targets.clone(),
-                None => {
-                    let handles = match &sink {
-                        Sink::Copy(dst) => std::slice::from_ref(*dst),
-                        Sink::Kernel(launch) => launch.buffers,
-                    };
-                    let (targets, bound) = flushed_targets(&client, handles)?;
-                    if let Sink::Copy(_) = sink
-                        && targets[0].size < padded
-                    {
-                        return Err(DspError::BufferOverrun {
-                            what: "device input buffer".into(),
-                            capacity: targets[0].size as usize,
-                            needed: padded as usize,
-                        });
-                    }
-                    resolved = Some((targets.clone(), bound));
-                    targets
-                }
-            };
-            let mut encoder = self
-                .device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("dspk upload"),
-                });
-            match &sink {
-                Sink::Copy(_) => {
-                    let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-                    let target = &targets[0];
-                    encoder.copy_buffer_to_buffer(
-                        &slot.buffer,
-                        0,
-                        &target.buffer,
-                        target.offset + done as u64,
-                        bytes,
-                    );
-                }
-                Sink::Kernel(launch) => {
-                    // `upload_through` checked that the window fits one staging buffer.
-                    let bytes = (n as u64)
-                        .next_multiple_of(STAGING_KERNEL_ALIGN)
-                        .min(slot.buffer.size());
-                    record_staging_kernel(
-                        &self.device,
-                        &self.queue,
-                        &mut encoder,
-                        launch,
-                        &slot.buffer,
-                        bytes,
-                        &targets,
-                    )?;
-                }
-            }
+            // `fill_parts` returns `Ok` only after `during` did.
+            let encoder = recorded.ok_or_else(|| {
+                DspError::config("a staging buffer was filled but its commands were not recorded")
+            })?;
             let submission = self.queue.submit([encoder.finish()]);
             slot.after_copy(submission);
             done += n;

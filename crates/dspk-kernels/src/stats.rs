@@ -184,12 +184,25 @@ pub struct ChannelStatsKernel {
     partials: Handle,
     limits: GridLimits,
     /// Deferred mode: one partials buffer per window not read back yet (allocated on first
-    /// use, [`STATS_IN_FLIGHT`] at most).
+    /// use, twice [`STATS_IN_FLIGHT`] at most: one batch being read back while the next fills).
     ring: Vec<Handle>,
-    /// Deferred mode: `(chunks, valid length)` of the windows in `ring[..pending.len()]`.
+    /// Deferred mode: where in `ring` the batch being filled starts (0 or [`STATS_IN_FLIGHT`]).
+    batch: usize,
+    /// Deferred mode: `(chunks, valid length)` of the windows in
+    /// `ring[batch..batch + pending.len()]`.
     pending: Vec<(usize, usize)>,
+    /// Deferred mode: the previous batch, being read back on a thread of its own.
+    reading: Option<Reading>,
     /// Deferred mode: the totals of the windows already read back.
     running: Vec<ChannelStats>,
+}
+
+/// A batch of partials being read back on a thread of its own.
+struct Reading {
+    /// `(chunks, valid length)` of each window read.
+    shapes: Vec<(usize, usize)>,
+    /// The read: the partials of each window.
+    thread: std::thread::JoinHandle<Result<Vec<Vec<f32>>, String>>,
 }
 
 /// Windows whose partials deferred mode keeps on the device before reading them back in one
@@ -202,6 +215,15 @@ impl std::fmt::Debug for ChannelStatsKernel {
             .field("channels", &self.channels)
             .field("max_samples", &self.max_samples)
             .finish_non_exhaustive()
+    }
+}
+
+impl Drop for ChannelStatsKernel {
+    /// Waits for a read in flight (its thread holds the device's client).
+    fn drop(&mut self) {
+        if let Some(reading) = self.reading.take() {
+            let _ = reading.thread.join();
+        }
     }
 }
 
@@ -224,7 +246,9 @@ impl ChannelStatsKernel {
             partials: client.empty(rows * PARTIAL * 4),
             limits: GridLimits::of(client),
             ring: Vec::new(),
+            batch: 0,
             pending: Vec::new(),
+            reading: None,
             running: vec![ChannelStats::EMPTY; channels],
         };
         // Both passes once over one sample of a small scratch buffer (the lanes and partials
@@ -296,8 +320,9 @@ impl ChannelStatsKernel {
 
     /// Like [`accumulate`](Self::accumulate), without waiting for the device: the window's
     /// partials stay in a device buffer of their own and are read back with those of up to
-    /// [`STATS_IN_FLIGHT`] windows in one go, so the host goes on with the next windows while
-    /// the device works. [`finish_deferred`](Self::finish_deferred) returns the totals.
+    /// [`STATS_IN_FLIGHT`] windows in one go, on a thread of its own while the next windows
+    /// run, so the host goes on with them while the device works.
+    /// [`finish_deferred`](Self::finish_deferred) returns the totals.
     pub fn accumulate_deferred(
         &mut self,
         window: &DecodedWindow<'_>,
@@ -320,8 +345,8 @@ impl ChannelStatsKernel {
         samples: usize,
         valid_local: Range<usize>,
     ) -> DspResult<()> {
-        let slot = self.pending.len();
-        if slot == self.ring.len() {
+        let slot = self.batch + self.pending.len();
+        while slot >= self.ring.len() {
             let size = self.partials.size_in_used() as usize;
             self.ring.push(self.client.empty(size));
         }
@@ -331,7 +356,26 @@ impl ChannelStatsKernel {
         };
         self.pending.push(shape);
         if self.pending.len() == STATS_IN_FLIGHT {
-            self.read_pending()?;
+            // The batch before this one is read by now (it had a batch's time): merge it, so
+            // that its half of the ring is free for the next batch, and read this one meanwhile.
+            self.collect_reading()?;
+            let shapes = std::mem::take(&mut self.pending);
+            let handles = self.partial_handles(self.batch, &shapes);
+            let client = self.client.clone();
+            let read = move || read_partials(&client, handles);
+            match std::thread::Builder::new()
+                .name("dspk-stats-read".into())
+                .spawn(read)
+            {
+                Ok(thread) => self.reading = Some(Reading { shapes, thread }),
+                // No thread to be had: read here.
+                Err(_) => {
+                    let read =
+                        read_partials(&self.client, self.partial_handles(self.batch, &shapes));
+                    self.merge_read(read, shapes)?;
+                }
+            }
+            self.batch = STATS_IN_FLIGHT - self.batch;
         }
         Ok(())
     }
@@ -340,43 +384,63 @@ impl ChannelStatsKernel {
     /// [`accumulate_deferred`](Self::accumulate_deferred) since the last call (one per
     /// channel), starting afresh.
     pub fn finish_deferred(&mut self) -> DspResult<Vec<ChannelStats>> {
-        self.read_pending()?;
+        // In the order the windows came: the batch being read, then the one being filled.
+        self.collect_reading()?;
+        let shapes = std::mem::take(&mut self.pending);
+        if !shapes.is_empty() {
+            let read = read_partials(&self.client, self.partial_handles(self.batch, &shapes));
+            self.merge_read(read, shapes)?;
+        }
+        self.batch = 0;
         Ok(std::mem::replace(
             &mut self.running,
             vec![ChannelStats::EMPTY; self.channels],
         ))
     }
 
-    /// Reads back the partials of every pending window (one read) and merges them into the
-    /// running totals. On an error the pending windows and the running totals are dropped
-    /// (they would be incomplete).
-    fn read_pending(&mut self) -> DspResult<()> {
-        if self.pending.is_empty() {
-            return Ok(());
-        }
-        let handles = self
-            .pending
+    /// The partials of the windows `shapes` (`(chunks, valid length)` each) whose buffers
+    /// start at `ring[first]`.
+    fn partial_handles(&self, first: usize, shapes: &[(usize, usize)]) -> Vec<Handle> {
+        shapes
             .iter()
-            .zip(&self.ring)
+            .zip(&self.ring[first..])
             .map(|(&(chunks, _), h)| {
                 let bytes = (self.channels * chunks * PARTIAL * 4) as u64;
                 h.clone().offset_end(h.size_in_used() - bytes)
             })
-            .collect();
-        let pending = std::mem::take(&mut self.pending);
-        let read = match self.client.read(handles) {
+            .collect()
+    }
+
+    /// Waits for the batch being read back, if any, and merges it into the running totals.
+    fn collect_reading(&mut self) -> DspResult<()> {
+        let Some(Reading { shapes, thread }) = self.reading.take() else {
+            return Ok(());
+        };
+        let read = match thread.join() {
+            Ok(read) => read,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        self.merge_read(read, shapes)
+    }
+
+    /// Merges the partials `read` of the windows `shapes` into the running totals. On an
+    /// error the pending windows and the running totals are dropped (they would be
+    /// incomplete).
+    fn merge_read(
+        &mut self,
+        read: Result<Vec<Vec<f32>>, String>,
+        shapes: Vec<(usize, usize)>,
+    ) -> DspResult<()> {
+        let read = match read {
             Ok(read) => read,
             Err(e) => {
                 self.running = vec![ChannelStats::EMPTY; self.channels];
+                self.pending.clear();
                 return Err(DspError::config(format!("reading statistics back: {e}")));
             }
         };
-        for (bytes, (chunks, valid_len)) in read.iter().zip(pending) {
-            let partials: Vec<f32> = bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            merge_partials(&partials, chunks, valid_len, &mut self.running);
+        for (partials, (chunks, valid_len)) in read.iter().zip(shapes) {
+            merge_partials(partials, chunks, valid_len, &mut self.running);
         }
         Ok(())
     }
@@ -448,6 +512,20 @@ impl ChannelStatsKernel {
         );
         Ok(Some((chunks, valid_len)))
     }
+}
+
+/// Reads `handles` (partials, `f32` each) back from `client`'s device, in one read.
+fn read_partials(client: &Client, handles: Vec<Handle>) -> Result<Vec<Vec<f32>>, String> {
+    let read = client.read(handles).map_err(|e| e.to_string())?;
+    Ok(read
+        .iter()
+        .map(|bytes| {
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        })
+        .collect())
 }
 
 /// Adds the per-chunk `partials` (channel-major, `chunks` per channel, the last chunk short
