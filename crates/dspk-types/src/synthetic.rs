@@ -99,6 +99,24 @@ fn round_to_i16(v: f32) -> i16 {
     ((c + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS) as i16
 }
 
+thread_local! {
+    /// Each thread's channel-major block for the time-major reads, kept from one read to the
+    /// next: a fresh one (a few hundred kB) per read costs more than its generation where many
+    /// threads read small pieces at once (the allocator maps and faults in fresh pages).
+    static BLOCK: std::cell::RefCell<Vec<i16>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's block of at least `len` values (contents unspecified: every
+/// read writes what it then reads).
+fn with_block<R>(len: usize, f: impl FnOnce(&mut [i16]) -> R) -> R {
+    BLOCK.with_borrow_mut(|block| {
+        if block.len() < len {
+            block.resize(len, 0);
+        }
+        f(&mut block[..len])
+    })
+}
+
 /// Writes the channel-major `block` (one row of `stride` values per channel, `count` channels)
 /// into `frames` as time-major little-endian `int16` frames, as many as `frames` holds.
 #[inline(always)]
@@ -856,19 +874,20 @@ impl RecordingSource for SyntheticRecording {
             return Ok(MemoryOrder::TimeMajor);
         }
         let stride = native_row(n);
-        let mut block = vec![0i16; count * stride];
-        let mut t = samples.start;
-        for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
-            let len = frames.len() / (2 * count);
-            self.channel_block(t, len, &mut block);
-            // A constant stride lets the compiler unroll the column gathers.
-            if stride == NATIVE_ROW {
-                transpose_stored(&block, NATIVE_ROW, count, frames);
-            } else {
-                transpose_stored(&block, stride, count, frames);
+        with_block(count * stride, |block| {
+            let mut t = samples.start;
+            for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
+                let len = frames.len() / (2 * count);
+                self.channel_block(t, len, block);
+                // A constant stride lets the compiler unroll the column gathers.
+                if stride == NATIVE_ROW {
+                    transpose_stored(block, NATIVE_ROW, count, frames);
+                } else {
+                    transpose_stored(block, stride, count, frames);
+                }
+                t += len as u64;
             }
-            t += len as u64;
-        }
+        });
         Ok(MemoryOrder::TimeMajor)
     }
 
@@ -883,19 +902,20 @@ impl RecordingSource for SyntheticRecording {
             return Ok(MemoryOrder::TimeMajor);
         }
         let stride = native_row(n);
-        let mut block = vec![0i16; count * stride];
-        let mut t = samples.start;
-        for frames in out.chunks_mut(NATIVE_BLOCK * count) {
-            let len = frames.len() / count;
-            self.channel_block(t, len, &mut block);
-            let channels = &self.info.channels;
-            if stride == NATIVE_ROW {
-                transpose_scaled(&block, NATIVE_ROW, channels, frames);
-            } else {
-                transpose_scaled(&block, stride, channels, frames);
+        with_block(count * stride, |block| {
+            let mut t = samples.start;
+            for frames in out.chunks_mut(NATIVE_BLOCK * count) {
+                let len = frames.len() / count;
+                self.channel_block(t, len, block);
+                let channels = &self.info.channels;
+                if stride == NATIVE_ROW {
+                    transpose_scaled(block, NATIVE_ROW, channels, frames);
+                } else {
+                    transpose_scaled(block, stride, channels, frames);
+                }
+                t += len as u64;
             }
-            t += len as u64;
-        }
+        });
         Ok(MemoryOrder::TimeMajor)
     }
 }
