@@ -449,6 +449,80 @@ enum Sink<'a> {
     Kernel(StagingLaunch<'a>),
 }
 
+#[cfg(feature = "wgpu")]
+impl Sink<'_> {
+    /// Submits the kernels already launched on `client` (they may still use the device buffers
+    /// this sink writes), then resolves those buffers (see [`flushed_targets`]); a copy's
+    /// target must hold `padded` bytes.
+    fn resolve(
+        &self,
+        client: &Client,
+        padded: u64,
+    ) -> DspResult<(Vec<WgpuResource>, Vec<impl Sized + use<>>)> {
+        let handles = match self {
+            Sink::Copy(dst) => std::slice::from_ref(*dst),
+            Sink::Kernel(launch) => launch.buffers,
+        };
+        let (targets, bound) = flushed_targets(client, handles)?;
+        if let Sink::Copy(_) = self
+            && targets[0].size < padded
+        {
+            return Err(DspError::BufferOverrun {
+                what: "device input buffer".into(),
+                capacity: targets[0].size as usize,
+                needed: padded as usize,
+            });
+        }
+        Ok((targets, bound))
+    }
+
+    /// A fresh encoder with what this sink does with the first `n` bytes of `staging`: their
+    /// copy to byte `done` of the target, or the kernel over them (`targets` from
+    /// [`resolve`](Self::resolve)).
+    fn record(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        staging: &wgpu::Buffer,
+        n: usize,
+        done: usize,
+        targets: &[WgpuResource],
+    ) -> DspResult<wgpu::CommandEncoder> {
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("dspk upload"),
+        });
+        match self {
+            Sink::Copy(_) => {
+                let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+                let target = &targets[0];
+                encoder.copy_buffer_to_buffer(
+                    staging,
+                    0,
+                    &target.buffer,
+                    target.offset + done as u64,
+                    bytes,
+                );
+            }
+            Sink::Kernel(launch) => {
+                // `upload_through` checked that the window fits one staging buffer.
+                let bytes = (n as u64)
+                    .next_multiple_of(STAGING_KERNEL_ALIGN)
+                    .min(staging.size());
+                record_staging_kernel(
+                    device,
+                    queue,
+                    &mut encoder,
+                    launch,
+                    staging,
+                    bytes,
+                    targets,
+                )?;
+            }
+        }
+        Ok(encoder)
+    }
+}
+
 /// Compiles a [`StagingKernel`] for `client`'s device (see [`Uploader::staging_kernel`]) without
 /// an uploader, e.g. on a helper thread while an uploader pins its staging memory; `None` where
 /// the client is not a wgpu device dspk opened. Whether uploads can run it is the uploader's
@@ -947,7 +1021,7 @@ impl StagedUploader {
             let slot = &mut self.slots[i];
             let (buffer, memory) = (&slot.buffer, &mut slot.memory);
             let (device, queue) = (&self.device, &self.queue);
-            let (sink, client, resolved) = (&sink, &client, &mut resolved);
+            let resolved = &mut resolved;
             let mut recorded = None;
             // On this thread while the pool fills: the caller's work, then (after the kernels
             // it launched, which may still read the device buffers) the device buffers are
@@ -955,59 +1029,11 @@ impl StagedUploader {
             // submission is left once the staging buffer is full.
             let during = || -> DspResult<()> {
                 first.map_or(Ok(()), |f| f())?;
-                let targets = match resolved {
-                    Some((targets, _)) => targets.clone(),
-                    None => {
-                        let handles = match sink {
-                            Sink::Copy(dst) => std::slice::from_ref(*dst),
-                            Sink::Kernel(launch) => launch.buffers,
-                        };
-                        let (targets, bound) = flushed_targets(client, handles)?;
-                        if let Sink::Copy(_) = sink
-                            && targets[0].size < padded
-                        {
-                            return Err(DspError::BufferOverrun {
-                                what: "device input buffer".into(),
-                                capacity: targets[0].size as usize,
-                                needed: padded as usize,
-                            });
-                        }
-                        *resolved = Some((targets.clone(), bound));
-                        targets
-                    }
+                let (targets, _) = match resolved {
+                    Some(r) => &*r,
+                    None => resolved.insert(sink.resolve(&client, padded)?),
                 };
-                let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("dspk upload"),
-                });
-                match sink {
-                    Sink::Copy(_) => {
-                        let bytes = (n as u64).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
-                        let target = &targets[0];
-                        encoder.copy_buffer_to_buffer(
-                            buffer,
-                            0,
-                            &target.buffer,
-                            target.offset + done as u64,
-                            bytes,
-                        );
-                    }
-                    Sink::Kernel(launch) => {
-                        // `upload_through` checked that the window fits one staging buffer.
-                        let bytes = (n as u64)
-                            .next_multiple_of(STAGING_KERNEL_ALIGN)
-                            .min(buffer.size());
-                        record_staging_kernel(
-                            device,
-                            queue,
-                            &mut encoder,
-                            launch,
-                            buffer,
-                            bytes,
-                            &targets,
-                        )?;
-                    }
-                }
-                recorded = Some(encoder);
+                recorded = Some(sink.record(device, queue, buffer, n, done, targets)?);
                 Ok(())
             };
             match memory {

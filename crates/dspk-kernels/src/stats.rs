@@ -369,11 +369,7 @@ impl ChannelStatsKernel {
             {
                 Ok(thread) => self.reading = Some(Reading { shapes, thread }),
                 // No thread to be had: read here.
-                Err(_) => {
-                    let read =
-                        read_partials(&self.client, self.partial_handles(self.batch, &shapes));
-                    self.merge_read(read, shapes)?;
-                }
+                Err(_) => self.read_here(shapes)?,
             }
             self.batch = STATS_IN_FLIGHT - self.batch;
         }
@@ -388,8 +384,7 @@ impl ChannelStatsKernel {
         self.collect_reading()?;
         let shapes = std::mem::take(&mut self.pending);
         if !shapes.is_empty() {
-            let read = read_partials(&self.client, self.partial_handles(self.batch, &shapes));
-            self.merge_read(read, shapes)?;
+            self.read_here(shapes)?;
         }
         self.batch = 0;
         Ok(std::mem::replace(
@@ -409,6 +404,13 @@ impl ChannelStatsKernel {
                 h.clone().offset_end(h.size_in_used() - bytes)
             })
             .collect()
+    }
+
+    /// Reads back the batch `shapes` (starting at `ring[batch]`) on this thread and merges it
+    /// into the running totals.
+    fn read_here(&mut self, shapes: Vec<(usize, usize)>) -> DspResult<()> {
+        let read = read_partials(&self.client, self.partial_handles(self.batch, &shapes));
+        self.merge_read(read, shapes)
     }
 
     /// Waits for the batch being read back, if any, and merges it into the running totals.
