@@ -1,7 +1,7 @@
-//! The decode that reads int16 time-major windows where they are staged (dspk-kernels'
-//! `STAGED_DECODE_WGSL` through dspk-device's `Uploader::upload_through`): bit for bit the host
-//! reference and the copy-then-decode path, window after window through the reused staging
-//! buffers; refused clearly where it cannot run.
+//! The decode that reads int16 windows (time-major or channel-major) where they are staged
+//! (dspk-kernels' `STAGED_DECODE_WGSL` through dspk-device's `Uploader::upload_through`): bit
+//! for bit the host reference and the copy-then-decode path, window after window through the
+//! reused staging buffers; refused clearly where it cannot run.
 
 use cubecl::client::Client;
 use dspk_device::upload::{
@@ -28,7 +28,7 @@ fn compile(uploader: &Uploader) -> Option<StagingKernel> {
         .expect("the decode kernel compiles")
 }
 
-/// Stages `stored` (a time-major window of `samples` samples) and decodes it there.
+/// Stages `stored` (a window of `samples` samples, in the decoder's order) and decodes it there.
 fn decode_staged(
     uploader: &mut Uploader,
     kernel: &StagingKernel,
@@ -60,12 +60,14 @@ fn decode_in_staging_equals_the_host_and_the_copy_path() {
     for_each_runtime(NAME, |target, client: &Client| {
         let (seed, mut rng) = test_rng(NAME);
         // Channel counts: Neuropixels' 384 and 385 (with the sync channel), odd and tiny ones,
-        // and a fresh one.
-        for channels in [384usize, 385, 1, 3, rng.random_range(2..700)] {
+        // and a fresh one; both orders.
+        let shapes = [384usize, 385, 1, 3, rng.random_range(2..700)]
+            .into_iter()
+            .flat_map(|c| [(c, MemoryOrder::TimeMajor), (c, MemoryOrder::ChannelMajor)]);
+        for (channels, order) in shapes {
             let max_samples = rng.random_range(300..3000);
             let (gains, offsets) = random_scaling(&mut rng, channels);
             let format = SampleFormat::I16;
-            let order = MemoryOrder::TimeMajor;
             let mut decoder = Decoder::new(
                 client,
                 channels,
@@ -77,8 +79,7 @@ fn decode_in_staging_equals_the_host_and_the_copy_path() {
             )
             .unwrap_or_else(|e| panic!("{target}: decoder: {e}"));
             assert!(decoder.decodes_in_staging());
-            let frame = channels * 2;
-            let mut uploader = Uploader::new(client, (max_samples * frame) as u64, 3)
+            let mut uploader = Uploader::new(client, (max_samples * channels * 2) as u64, 3)
                 .unwrap_or_else(|e| panic!("{target}: uploader: {e}"));
             let Some(kernel) = compile(&uploader) else {
                 // Only wgpu's Vulkan devices stage in dspk's host memory; the tests' wgpu
@@ -92,7 +93,7 @@ fn decode_in_staging_equals_the_host_and_the_copy_path() {
                 continue;
             };
             visible(&format!(
-                "{NAME} on {target}: {channels} channels, staging {}",
+                "{NAME} on {target}: {channels} channels {order}, staging {}",
                 uploader.staging().name()
             ));
             // The longest window first, then shorter ones (stale bytes must not leak into a
@@ -100,15 +101,21 @@ fn decode_in_staging_equals_the_host_and_the_copy_path() {
             let mut lengths = vec![max_samples, 1, rng.random_range(1..max_samples)];
             lengths.extend((0..3).map(|_| rng.random_range(1..=max_samples)));
             for (k, samples) in lengths.into_iter().enumerate() {
-                let context =
-                    format!("{target}, seed {seed}: {channels} ch, window {k} of {samples}");
+                let context = format!(
+                    "{target}, seed {seed}: {channels} ch {order}, window {k} of {samples}"
+                );
                 let stored = random_stored(&mut rng, format, channels * samples);
                 let host = host_decode(&stored, format, order, channels, samples, &gains, &offsets);
                 let launch = decoder
                     .staged_decode(samples)
                     .unwrap_or_else(|e| panic!("{context}: {e}"))
-                    .expect("int16 time-major decodes in staging");
-                decode_staged(&mut uploader, &kernel, &launch, &stored, frame)
+                    .expect("int16 decodes in staging");
+                // Fill pieces of whole frames, or of whole channel rows (as a pass hands them).
+                let unit = match order {
+                    MemoryOrder::TimeMajor => channels * 2,
+                    MemoryOrder::ChannelMajor => samples * 2,
+                };
+                decode_staged(&mut uploader, &kernel, &launch, &stored, unit)
                     .unwrap_or_else(|e| panic!("{context}: {e}"));
                 let staged = decoder.staged_window(samples).and_then(|w| w.to_vec());
                 let staged = staged.unwrap_or_else(|e| panic!("{context}: read back: {e}"));
@@ -146,13 +153,13 @@ fn staging_kernels_are_refused_clearly() {
             &offsets,
         )
         .unwrap_or_else(|e| panic!("{target}: {e}"));
-        // Other formats and orders are not decoded in staging.
+        // Other formats are not decoded in staging.
         let other = Decoder::new(
             client,
             channels,
             samples,
-            SampleFormat::I16,
-            MemoryOrder::ChannelMajor,
+            SampleFormat::F32,
+            MemoryOrder::TimeMajor,
             &gains,
             &offsets,
         )

@@ -71,7 +71,7 @@ pub(crate) const DECODE_ENV: &str = "DSPK_DECODE";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DecodePath {
     /// The decode kernel reads each window where it was staged, in pinned host memory, across
-    /// the bus (int16 time-major windows on Vulkan; every other case takes
+    /// the bus (int16 windows on Vulkan; every other case takes
     /// [`AfterCopy`](Self::AfterCopy)).
     InStaging,
     /// Each window is copied into a device buffer, then decoded there.
@@ -131,10 +131,10 @@ pub(crate) struct PassReport {
 /// bytes.
 ///
 /// Each window crosses to the device once, compact, in the source's own stored order
-/// ([`RecordingSource::read_stored_native`]; the decode kernel transposes a time-major window):
+/// ([`RecordingSource::native_stored_order`]; the decode kernel transposes a time-major window):
 /// [`Uploader`] fills a staging buffer (pinned host memory on Vulkan) in place from a pool of
-/// threads. With [`DecodePath::InStaging`] (asked by `decode`, and possible: int16 time-major
-/// windows in host staging) the decode kernel then reads the window there, across the bus;
+/// threads. With [`DecodePath::InStaging`] (asked by `decode`, and possible: int16 windows in
+/// host staging) the decode kernel then reads the window there, across the bus;
 /// otherwise the uploader queues a copy into the [`Decoder`]'s input buffer, sized once for
 /// the schedule's longest window, and the decoder's kernel runs on that. The stored bytes of
 /// window i+1 are read while the device decodes window i, and `on_window(i)` runs on this
@@ -332,6 +332,7 @@ fn upload_window(
     let n = window.read_len();
     let frame_bytes = info.frame_bytes();
     let start = window.read_global.start;
+    let len = n * frame_bytes;
     match order {
         // A run of frames: any whole-frame piece is a sample range.
         MemoryOrder::TimeMajor => {
@@ -340,20 +341,7 @@ fn upload_window(
                 let last = first + (piece.len() / frame_bytes) as u64;
                 source.read_stored_native(first..last, piece).map(drop)
             };
-            match target {
-                Target::Copy(stored) => {
-                    uploader.upload_while(stored, n * frame_bytes, frame_bytes, fill, during)
-                }
-                Target::Kernel(kernel, launch) => {
-                    let launch = StagingLaunch {
-                        kernel,
-                        buffers: &launch.buffers,
-                        params: &launch.params,
-                        workgroups: launch.workgroups,
-                    };
-                    uploader.upload_through(launch, n * frame_bytes, frame_bytes, fill, during)
-                }
-            }
+            queue(uploader, target, len, frame_bytes, fill, during)
         }
         // Channel runs: any whole-run piece is a range of channels.
         MemoryOrder::ChannelMajor => {
@@ -363,12 +351,31 @@ fn upload_window(
                 let chans: Vec<usize> = (first..first + piece.len() / run).collect();
                 source.read_stored(&chans, window.read_global.clone(), piece)
             };
-            let Target::Copy(stored) = target else {
-                return Err(dspk_types::DspError::config(
-                    "a channel-major window cannot be decoded in its staging buffer",
-                ));
+            queue(uploader, target, len, run, fill, during)
+        }
+    }
+}
+
+/// Fills `len` bytes through `fill` in pieces of whole `align` units and queues them to
+/// `target`, running `during` meanwhile.
+fn queue(
+    uploader: &mut Uploader,
+    target: &Target<'_>,
+    len: usize,
+    align: usize,
+    fill: impl Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
+    during: impl FnOnce() -> DspResult<()>,
+) -> DspResult<()> {
+    match target {
+        Target::Copy(stored) => uploader.upload_while(stored, len, align, fill, during),
+        Target::Kernel(kernel, launch) => {
+            let launch = StagingLaunch {
+                kernel,
+                buffers: &launch.buffers,
+                params: &launch.params,
+                workgroups: launch.workgroups,
             };
-            uploader.upload_while(stored, n * frame_bytes, run, fill, during)
+            uploader.upload_through(launch, len, align, fill, during)
         }
     }
 }

@@ -559,16 +559,16 @@ impl Decoder {
     }
 }
 
-/// The WGSL of the decode that reads an int16 time-major window in place, in the host staging
-/// buffer it was filled into (dspk-device's `Uploader::upload_through`), instead of from a
-/// device input buffer the window was copied to first: the window crosses the bus once, pulled
-/// by the kernel, and the copy and the decode no longer take turns on the device's queue. The
-/// arithmetic is the CubeCL kernel's (bit for bit the host's). Written in WGSL because a CubeCL
-/// kernel can only bind buffers CubeCL allocated.
+/// The WGSL of the decode that reads an int16 window (time-major or channel-major) in place,
+/// in the host staging buffer it was filled into (dspk-device's `Uploader::upload_through`),
+/// instead of from a device input buffer the window was copied to first: the window crosses
+/// the bus once, pulled by the kernel, and the copy and the decode no longer take turns on the
+/// device's queue. The arithmetic is the CubeCL kernel's (bit for bit the host's). Written in
+/// WGSL because a CubeCL kernel can only bind buffers CubeCL allocated.
 pub const STAGED_DECODE_WGSL: &str = include_str!("decode_staged.wgsl");
 
 /// The entry point of [`STAGED_DECODE_WGSL`].
-pub const STAGED_DECODE_ENTRY: &str = "decode_i16_time_major";
+pub const STAGED_DECODE_ENTRY: &str = "decode_i16";
 
 /// Device buffers [`STAGED_DECODE_WGSL`] binds after the staging buffer: decoded, gains,
 /// offsets.
@@ -587,16 +587,17 @@ const STAGED_DECODE_MAX_GROUPS: usize = 65_535;
 pub struct StagedDecode {
     /// Decoded output, gains, offsets.
     pub buffers: [Handle; STAGED_DECODE_BUFFERS],
-    /// Values, channels, samples, and the contraction guard's zero.
-    pub params: [u32; 4],
+    /// Values, channels, samples, the contraction guard's zero, and the window's order (0
+    /// time-major, 1 channel-major).
+    pub params: [u32; 5],
     /// Workgroups along x.
     pub workgroups: u32,
 }
 
 impl Decoder {
     /// Whether this decoder's windows can be decoded where they are staged
-    /// ([`STAGED_DECODE_WGSL`]): int16, time-major, with the contraction guard, and indices
-    /// that fit `u32`.
+    /// ([`STAGED_DECODE_WGSL`]): int16 (time-major or channel-major), with the contraction
+    /// guard, and indices that fit `u32`.
     pub fn decodes_in_staging(&self) -> bool {
         self.guard
             && Self::decodes_in_staging_for(
@@ -616,8 +617,10 @@ impl Decoder {
         channels: usize,
         max_samples: usize,
     ) -> bool {
+        // Both orders have a branch of the kernel.
+        let ordered = matches!(order, MemoryOrder::TimeMajor | MemoryOrder::ChannelMajor);
         format == SampleFormat::I16
-            && order == MemoryOrder::TimeMajor
+            && ordered
             && (channels as u64)
                 .checked_mul(max_samples as u64)
                 .is_some_and(|v| v + 8 <= u64::from(u32::MAX))
@@ -643,7 +646,13 @@ impl Decoder {
                 self.gains.clone(),
                 self.offsets.clone(),
             ],
-            params: [word(values), word(self.channels), word(samples), 0],
+            params: [
+                word(values),
+                word(self.channels),
+                word(samples),
+                0,
+                u32::from(self.order == MemoryOrder::ChannelMajor),
+            ],
             workgroups: word(groups),
         }))
     }

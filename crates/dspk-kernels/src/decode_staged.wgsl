@@ -1,6 +1,8 @@
-// The decode kernel that reads an int16 time-major window in place, from the host staging
-// buffer it was filled into (dspk-device's `Uploader::upload_through`), and writes it as
-// scaled f32 channel-major: decoded[c * samples + t] = f32(stored[t][c]) * gains[c] + offsets[c].
+// The decode kernel that reads an int16 window in place, from the host staging buffer it was
+// filled into (dspk-device's `Uploader::upload_through`), and writes it as scaled f32
+// channel-major: decoded[c * samples + t] = f32(stored(c, t)) * gains[c] + offsets[c], where the
+// window is time-major (params[4] == 0: stored(c, t) is value t * channels + c) or channel-major
+// (params[4] == 1: value c * samples + t, so value v lands at decoded[v]).
 //
 // The window crosses the bus once, pulled by this kernel: each invocation reads 16 contiguous
 // bytes (8 values), so a subgroup's reads are one contiguous run of host memory.
@@ -19,7 +21,7 @@
 @group(0) @binding(4) var<storage, read_write> offsets: array<f32>;
 
 @compute @workgroup_size(64)
-fn decode_i16_time_major(
+fn decode_i16(
     @builtin(global_invocation_id) id: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
@@ -27,8 +29,32 @@ fn decode_i16_time_major(
     let channels = params[1];
     let samples = params[2];
     let zero = params[3];
+    let channel_major = params[4] == 1u;
     let quads = (values + 7u) / 8u;
     let stride = groups.x * 64u;
+    if (channel_major) {
+        for (var q = id.x; q < quads; q = q + stride) {
+            let words = staged[q];
+            let first = q * 8u;
+            var c = first / samples;
+            var t = first - c * samples;
+            for (var j = 0u; j < 8u; j = j + 1u) {
+                if (first + j >= values) {
+                    break;
+                }
+                let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
+                let x = f32(bitcast<i32>(bits) >> 16u);
+                let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
+                decoded[first + j] = product + offsets[c];
+                t = t + 1u;
+                if (t == samples) {
+                    t = 0u;
+                    c = c + 1u;
+                }
+            }
+        }
+        return;
+    }
     for (var q = id.x; q < quads; q = q + stride) {
         let words = staged[q];
         let first = q * 8u;

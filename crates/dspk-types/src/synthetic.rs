@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::{
     ChannelInfo, DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource, SampleFormat,
-    SampleRate, SignalUnit, check_read, check_read_stored, memory::check_read_native,
+    SampleRate, SignalUnit, check_read, check_read_stored,
 };
 
 /// Samples summed by the noise's moving sum (its band limit: first zero at `rate / NOISE_TAPS`).
@@ -54,14 +54,7 @@ const NOISE_STEP_B: u64 = 40_467;
 /// Samples the generator computes per pass (an `f32` stack block); every table is extended by
 /// this many samples past its period so that one pass reads each table contiguously.
 const GEN: usize = 256;
-/// Frames per time block of a time-major read: the block of every channel stays in cache
-/// (at most [`GEN`]: one generator pass per channel and block).
-const NATIVE_BLOCK: usize = 256;
-const _: () = assert!(NATIVE_BLOCK <= GEN);
-/// Row stride, in values, of the channel-major block of a time-major read: an odd number of
-/// 64-byte cache lines, so that the transpose's column reads spread over every L1 set.
-const NATIVE_ROW: usize = ((NATIVE_BLOCK * 2 / 64) | 1) * 32;
-/// Samples computed per call of the generator in channel-major reads (a stack buffer).
+/// Samples computed per call of the generator in reads (a stack buffer).
 const GEN_BLOCK: usize = 2048;
 /// `1.5 × 2^23`: adding it to an `f32` of magnitude below 2^22 rounds it to an integer (ties to
 /// even) held in the low mantissa bits.
@@ -97,56 +90,6 @@ fn round_to_i16(v: f32) -> i16 {
     let c = if v < lo { lo } else { v };
     let c = if c > hi { hi } else { c };
     ((c + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC_BITS) as i16
-}
-
-thread_local! {
-    /// Each thread's channel-major block for the time-major reads, kept from one read to the
-    /// next instead of a fresh, zeroed one (a few hundred kB) per read: a scan reads each
-    /// window in 64 pieces from up to 16 threads.
-    static BLOCK: std::cell::RefCell<Vec<i16>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Runs `f` on this thread's block of at least `len` values (contents unspecified: every
-/// read writes what it then reads).
-fn with_block<R>(len: usize, f: impl FnOnce(&mut [i16]) -> R) -> R {
-    BLOCK.with_borrow_mut(|block| {
-        if block.len() < len {
-            block.resize(len, 0);
-        }
-        f(&mut block[..len])
-    })
-}
-
-/// Writes the channel-major `block` (one row of `stride` values per channel, `count` channels)
-/// into `frames` as time-major little-endian `int16` frames, as many as `frames` holds.
-#[inline(always)]
-fn transpose_stored(block: &[i16], stride: usize, count: usize, frames: &mut [u8]) {
-    // Each frame gathers one value from every channel's row.
-    for (i, frame) in frames.chunks_exact_mut(2 * count).enumerate() {
-        for (o, row) in frame.chunks_exact_mut(2).zip(block.chunks_exact(stride)) {
-            o.copy_from_slice(&row[i].to_le_bytes());
-        }
-    }
-}
-
-/// [`transpose_stored`] for scaled values: `f32::from(stored) * gain + offset` per channel.
-#[inline(always)]
-fn transpose_scaled(block: &[i16], stride: usize, channels: &[ChannelInfo], frames: &mut [f32]) {
-    for (i, frame) in frames.chunks_exact_mut(channels.len()).enumerate() {
-        for ((o, row), ch) in frame
-            .iter_mut()
-            .zip(block.chunks_exact(stride))
-            .zip(channels)
-        {
-            *o = f32::from(row[i]) * ch.gain + ch.offset;
-        }
-    }
-}
-
-/// The row stride of the channel-major block of a time-major read of `n` frames: the whole
-/// read when it is shorter than a block, else [`NATIVE_ROW`].
-fn native_row(n: usize) -> usize {
-    if n < NATIVE_BLOCK { n } else { NATIVE_ROW }
 }
 
 /// `x` reduced into `0..period`, for `x` below `2 * period`.
@@ -334,8 +277,6 @@ struct ChannelGen {
     spike_key: u64,
     /// The sinusoid's period in samples.
     sine_period: u64,
-    /// `sine_period - SINE_PERIOD_MIN`.
-    sine_slot: usize,
     /// Where the table of that period starts in `Tables::sines`.
     sine_at: usize,
     /// The sinusoid's phase, in samples of its period.
@@ -352,8 +293,7 @@ struct ChannelGen {
 /// of any length is computed independently of every other (a read split anywhere equals one
 /// read, bit for bit) and the recording holds no state proportional to its length: ten hours of
 /// 384 channels are described and read at their end in the memory of the window asked for, plus
-/// about 0.65 MB of tables built once from the seed (shared by clones) and, during a time-major
-/// read, a block of 256 samples of every channel (about 0.2 MB at 384 channels). The sinusoid
+/// about 0.65 MB of tables built once from the seed (shared by clones). The sinusoid
 /// tables and the spike waveform come from `f64` `sin` and `exp`, so a platform whose maths
 /// library rounds those differently may differ in the last count of a few values; within one
 /// build every value is fixed.
@@ -395,7 +335,12 @@ struct ChannelGen {
 ///
 /// Scaled values are `stored * gain + offset` in µV, computed exactly like
 /// [`SampleFormat::decode`] (`f32::from(stored) * gain + offset`), so `read` and a decoded
-/// `read_stored` agree bit for bit. The native order is time-major, like SpikeGLX's `.bin`.
+/// `read_stored` agree bit for bit.
+///
+/// The recording describes itself as time-major, like SpikeGLX's `.bin` it imitates, but it is
+/// computed channel by channel, so its native reads ([`RecordingSource::read_native`],
+/// [`RecordingSource::read_stored_native`]) are channel-major: interleaving the channels would
+/// only add a transpose on the host, which a device pass's decode kernel does not need.
 ///
 /// # The default probe
 ///
@@ -577,7 +522,6 @@ impl SyntheticRecording {
                         % NOISE_PERIOD_B as u64,
                     spike_key: mix64(ckey ^ STREAM_SPIKE),
                     sine_period,
-                    sine_slot: slot,
                     sine_at: tables.sine_at[slot],
                     sine_phase: (sine_h >> 16) % sine_period,
                     line_phase: (sine_h >> 32) % line_period as u64,
@@ -668,39 +612,6 @@ impl SyntheticRecording {
         let mut v = [0i16];
         self.generate(channel, sample, &mut v);
         Ok(v[0])
-    }
-
-    /// Every channel's stored values at samples `t..t + len` (`len` at most [`NATIVE_BLOCK`],
-    /// already checked) into `block`, channel-major: one row of `block.len() / channels` values
-    /// per channel (see [`native_row`]).
-    fn channel_block(&self, t: u64, len: usize, block: &mut [i16]) {
-        // Where `t` falls in every period, once for all channels.
-        let mut sine_mod = [0u64; SINE_PERIOD_MAX - SINE_PERIOD_MIN + 1];
-        for (m, period) in sine_mod.iter_mut().zip(SINE_PERIOD_MIN as u64..) {
-            *m = t % period;
-        }
-        let shared = Phase {
-            t,
-            a: t % NOISE_PERIOD_A as u64,
-            b: t % NOISE_PERIOD_B as u64,
-            line: t % self.tables.line_period as u64,
-            sine: 0,
-            bin: t.checked_div(self.spike_bin).unwrap_or(0),
-        };
-        let mut scratch = [0f32; NATIVE_BLOCK];
-        let stride = block.len() / self.gens.len();
-        for (g, row) in self.gens.iter().zip(block.chunks_exact_mut(stride)) {
-            let row = &mut row[..len];
-            if g.dead {
-                row.fill(self.config.dead_level);
-                continue;
-            }
-            let phase = Phase {
-                sine: sine_mod[g.sine_slot],
-                ..shared
-            };
-            self.stored(g, phase, row, &mut scratch);
-        }
     }
 
     /// Computes the stored values of channel `c` at samples `start..start + out.len()` (already
@@ -864,59 +775,6 @@ impl RecordingSource for SyntheticRecording {
             }
         }
         Ok(())
-    }
-
-    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
-        let count = self.info.channel_count();
-        let all: Vec<usize> = (0..count).collect();
-        let n = check_read_stored(&self.info, &all, &samples, out.len())?;
-        if n == 0 {
-            return Ok(MemoryOrder::TimeMajor);
-        }
-        let stride = native_row(n);
-        with_block(count * stride, |block| {
-            let mut t = samples.start;
-            for frames in out.chunks_mut(NATIVE_BLOCK * count * 2) {
-                let len = frames.len() / (2 * count);
-                self.channel_block(t, len, block);
-                // A constant stride lets the compiler unroll the column gathers.
-                if stride == NATIVE_ROW {
-                    transpose_stored(block, NATIVE_ROW, count, frames);
-                } else {
-                    transpose_stored(block, stride, count, frames);
-                }
-                t += len as u64;
-            }
-        });
-        Ok(MemoryOrder::TimeMajor)
-    }
-
-    fn native_stored_order(&self) -> MemoryOrder {
-        MemoryOrder::TimeMajor
-    }
-
-    fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
-        let n = check_read_native(&self.info, &samples, out.len())?;
-        let count = self.info.channel_count();
-        if n == 0 {
-            return Ok(MemoryOrder::TimeMajor);
-        }
-        let stride = native_row(n);
-        with_block(count * stride, |block| {
-            let mut t = samples.start;
-            for frames in out.chunks_mut(NATIVE_BLOCK * count) {
-                let len = frames.len() / count;
-                self.channel_block(t, len, block);
-                let channels = &self.info.channels;
-                if stride == NATIVE_ROW {
-                    transpose_scaled(block, NATIVE_ROW, channels, frames);
-                } else {
-                    transpose_scaled(block, stride, channels, frames);
-                }
-                t += len as u64;
-            }
-        });
-        Ok(MemoryOrder::TimeMajor)
     }
 }
 

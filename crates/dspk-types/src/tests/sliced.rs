@@ -14,6 +14,60 @@ fn memory(channels: usize, samples: usize) -> Arc<dyn RecordingSource> {
     Arc::new(MemoryRecording::from_channels("mem", rate, data).unwrap())
 }
 
+/// The synthetic recording with time-major native reads (as a SpikeGLX file has): a parent
+/// whose native order a slice must keep.
+struct Interleaved(SyntheticRecording);
+
+impl Interleaved {
+    /// Transposes `read`'s channel-major values of every channel into time-major frames.
+    fn interleave<T: Copy + Default>(
+        &self,
+        samples: Range<u64>,
+        out: &mut [T],
+        read: impl FnOnce(&[usize], Range<u64>, &mut [T]) -> DspResult<()>,
+        per_value: usize,
+    ) -> DspResult<MemoryOrder> {
+        let count = self.0.info().channel_count();
+        let all: Vec<usize> = (0..count).collect();
+        let n = (samples.end - samples.start) as usize;
+        let mut rows = vec![T::default(); out.len()];
+        read(&all, samples, &mut rows)?;
+        for c in 0..count {
+            for t in 0..n {
+                let (from, to) = ((c * n + t) * per_value, (t * count + c) * per_value);
+                out[to..to + per_value].copy_from_slice(&rows[from..from + per_value]);
+            }
+        }
+        Ok(MemoryOrder::TimeMajor)
+    }
+}
+
+impl RecordingSource for Interleaved {
+    fn info(&self) -> &RecordingInfo {
+        self.0.info()
+    }
+    fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
+        self.0.read(channels, samples, out)
+    }
+    fn read_stored(
+        &self,
+        channels: &[usize],
+        samples: Range<u64>,
+        out: &mut [u8],
+    ) -> DspResult<()> {
+        self.0.read_stored(channels, samples, out)
+    }
+    fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
+        self.interleave(samples, out, |c, s, o| self.0.read(c, s, o), 1)
+    }
+    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
+        self.interleave(samples, out, |c, s, o| self.0.read_stored(c, s, o), 2)
+    }
+    fn native_stored_order(&self) -> MemoryOrder {
+        MemoryOrder::TimeMajor
+    }
+}
+
 #[test]
 fn construction_refuses_bad_ranges_and_channels() {
     let parent = memory(4, 100);
@@ -103,7 +157,8 @@ fn start_times_add_exactly_and_info_follows_the_selection() {
 
 #[test]
 fn slices_of_a_time_major_source_keep_its_native_order_only_with_all_channels() {
-    let syn: Arc<dyn RecordingSource> = Arc::new(SyntheticRecording::neuropixels(10_000));
+    let syn: Arc<dyn RecordingSource> =
+        Arc::new(Interleaved(SyntheticRecording::neuropixels(10_000)));
     let all = SlicedRecording::new(syn.clone(), 100..200, None).unwrap();
     let mut out = vec![0f32; 384 * 100];
     assert_eq!(

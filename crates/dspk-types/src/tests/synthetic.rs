@@ -589,28 +589,26 @@ fn every_read_path_matches_the_independent_oracle() {
                 for (i, (&x, &w)) in f.iter().zip(&want).enumerate() {
                     assert_eq!(x, f32::from(w) * ch.gain + ch.offset, "seed {seed}: {i}");
                 }
-                // The time-major paths, all channels.
+                // The native paths, all channels: channel-major, as they say.
                 let frames = len.min(300);
                 let w = s..s + frames as u64;
                 let mut native = vec![0u8; 2 * count * frames];
-                rec.read_stored_native(w.clone(), &mut native).unwrap();
+                let order = rec.read_stored_native(w.clone(), &mut native).unwrap();
+                assert_eq!(order, MemoryOrder::ChannelMajor);
+                assert_eq!(rec.native_stored_order(), MemoryOrder::ChannelMajor);
                 let mut native_f = vec![0f32; count * frames];
-                rec.read_native(w.clone(), &mut native_f).unwrap();
+                let order = rec.read_native(w.clone(), &mut native_f).unwrap();
+                assert_eq!(order, MemoryOrder::ChannelMajor);
                 for (i, &wi) in want.iter().enumerate().take(frames) {
-                    let at = i * count + c;
+                    let at = c * frames + i;
                     let v = i16::from_le_bytes([native[2 * at], native[2 * at + 1]]);
                     assert_eq!(v, wi, "seed {seed}: native channel {c} sample {i}");
                     assert_eq!(native_f[at], f32::from(v) * ch.gain + ch.offset);
                 }
+                // Every channel at once equals the channels read one by one (above).
                 let mut cm = vec![0u8; 2 * count * frames];
                 rec.read_stored(&all, w, &mut cm).unwrap();
-                for i in 0..frames {
-                    for d in 0..count {
-                        let at = 2 * (i * count + d);
-                        let bt = 2 * (d * frames + i);
-                        assert_eq!(native[at..at + 2], cm[bt..bt + 2], "seed {seed}");
-                    }
-                }
+                assert!(native == cm, "seed {seed}: native vs read_stored");
             }
         }
     }
@@ -633,21 +631,23 @@ fn random_splits_equal_one_read_bit_for_bit() {
         let mut whole = vec![0u8; 2 * count * len];
         rec.read_stored_native(s..s + len as u64, &mut whole)
             .unwrap();
-        // The same window in random pieces, time-major.
-        let mut pieces = vec![0u8; 2 * count * len];
+        // The same window in random pieces of time, every channel (channel-major pieces).
         let mut at = 0usize;
         while at < len {
             let step = (1 + rng.below(400) as usize).min(len - at);
             let w = s + at as u64..s + (at + step) as u64;
-            rec.read_stored_native(w, &mut pieces[2 * count * at..2 * count * (at + step)])
-                .unwrap();
+            let mut piece = vec![0u8; 2 * count * step];
+            rec.read_stored_native(w, &mut piece).unwrap();
+            for (c, row) in piece.chunks_exact(2 * step).enumerate() {
+                let o = 2 * (c * len + at);
+                assert!(
+                    row == &whole[o..o + 2 * step],
+                    "seed {seed}: channel {c}, piece at {s}+{at} of {step}"
+                );
+            }
             at += step;
         }
-        assert!(
-            whole == pieces,
-            "seed {seed}: time-major pieces at {s}+{len}"
-        );
-        // And channel by channel, each in its own random pieces, channel-major.
+        // And channel by channel, each in its own random pieces.
         for c in (0..count).step_by(1 + rng.below(40) as usize) {
             let mut at = 0usize;
             while at < len {
@@ -655,10 +655,8 @@ fn random_splits_equal_one_read_bit_for_bit() {
                 let mut part = vec![0u8; 2 * step];
                 rec.read_stored(&[c], s + at as u64..s + (at + step) as u64, &mut part)
                     .unwrap();
-                for (i, v) in part.chunks_exact(2).enumerate() {
-                    let o = 2 * ((at + i) * count + c);
-                    assert_eq!(v, &whole[o..o + 2], "seed {seed}: channel {c}");
-                }
+                let o = 2 * (c * len + at);
+                assert!(part == whole[o..o + 2 * step], "seed {seed}: channel {c}");
                 at += step;
             }
         }
