@@ -6,16 +6,18 @@
 //! probe, through each read path, `ROUNDS` times (default 7) of 10 windows each, rotating the
 //! windows so no round reads what another did. Prints the best and the median round, by wall
 //! time and by the thread's CPU time (from `/proc/thread-self/stat` on Linux, 10 ms ticks), so a
-//! loaded machine still gives a fair single-thread figure. `read_stored_native` is the path
-//! `dspk scan` takes.
+//! loaded machine still gives a fair single-thread figure. `read_stored` of every channel is the
+//! path `dspk scan` takes (the source's native stored order is channel-major, so
+//! `read_stored_native` is the same read).
 //!
-//! With `THREADS` above 1 it then times `read_stored_native` the way `dspk scan` calls it: each
-//! window is split into `THREADS` contiguous frame ranges, one per thread, each read into its
-//! own part of the window's buffer; it prints the total rate and its multiple of real time
-//! (384 channels at 30 kHz: 11.52 M samples/s).
+//! With `THREADS` above 1 it then times `read_stored` the way `dspk scan` calls it: each window
+//! is split into 4 × `THREADS` ranges of whole channels, handed out in turn to `THREADS` threads
+//! (started once per round), each reading into a buffer of its own; it prints the total rate and
+//! its multiple of real time (384 channels at 30 kHz: 11.52 M samples/s).
 //!
-//! Measured 2026-11-30, `read_stored_native`, best round (medians within ~15 %; both machines
-//! shared, so figures vary by up to 1.5× between runs):
+//! Measured 2026-11-30, `read_stored_native` when it was time-major (a transpose on the host),
+//! best round (medians within ~15 %; both machines shared, so figures vary by up to 1.5×
+//! between runs):
 //!
 //! | machine | hash-per-sample model (before) | table model (after) |
 //! | --- | --- | --- |
@@ -49,9 +51,9 @@ fn main() -> Result<(), dspk_types::DspError> {
     let first = rec.info().samples - (rounds as u64 + 1) * WINDOWS_PER_ROUND * WINDOW;
     let mut checksum = 0f64;
     for (what, pass) in [
-        ("read_stored_native (int16, time-major)", 3),
+        ("read_stored_native (int16)", 3),
         ("read_stored (int16, channel-major)", 1),
-        ("read_native (f32, time-major)", 2),
+        ("read_native (f32)", 2),
         ("read (f32, channel-major)", 0),
     ] {
         let mut wall = Vec::new();
@@ -104,7 +106,9 @@ fn main() -> Result<(), dspk_types::DspError> {
     Ok(())
 }
 
-/// `read_stored_native` of whole windows by `threads` threads, each on its own frame range.
+/// `read_stored` of whole windows by `threads` threads, in ranges of whole channels taken in
+/// turn (as `dspk scan`'s fill threads take the parts of a window), each thread into a buffer
+/// of its own; the threads start once per round.
 fn threaded(
     rec: &SyntheticRecording,
     rounds: usize,
@@ -112,24 +116,30 @@ fn threaded(
     first: u64,
 ) -> Result<(), dspk_types::DspError> {
     let count = rec.info().channel_count();
-    let frames_per_thread = (WINDOW as usize).div_ceil(threads);
-    let mut bytes = vec![0u8; 2 * count * WINDOW as usize];
+    let row = 2 * WINDOW as usize;
+    let per_part = count.div_ceil(4 * threads);
+    let parts = count.div_ceil(per_part);
     let mut wall = Vec::new();
     for round in 0..rounds {
         let t0 = Instant::now();
         let start = first + round as u64 * WINDOWS_PER_ROUND * WINDOW;
+        let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = bytes
-                .chunks_mut(2 * count * frames_per_thread)
-                .enumerate()
-                .map(|(k, part)| {
-                    scope.spawn(move || {
-                        let frames = (part.len() / (2 * count)) as u64;
-                        for w in 0..WINDOWS_PER_ROUND {
-                            let s = start + w * WINDOW + (k * frames_per_thread) as u64;
-                            rec.read_stored_native(s..s + frames, part)?;
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut part = vec![0u8; row * per_part];
+                        loop {
+                            let job = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            if job >= WINDOWS_PER_ROUND as usize * parts {
+                                return Ok::<(), dspk_types::DspError>(());
+                            }
+                            let (w, k) = (job / parts, job % parts);
+                            let chans: Vec<usize> =
+                                (k * per_part..count.min((k + 1) * per_part)).collect();
+                            let s = start + w as u64 * WINDOW;
+                            rec.read_stored(&chans, s..s + WINDOW, &mut part[..row * chans.len()])?;
                         }
-                        Ok::<(), dspk_types::DspError>(())
                     })
                 })
                 .collect();
@@ -145,8 +155,8 @@ fn threaded(
     for (what, secs) in [("best", wall[0]), ("median", wall[wall.len() / 2])] {
         let rate = samples / secs;
         println!(
-            "read_stored_native on {threads} threads, {what}: {:.0} M samples/s ({:.0} per \
-             thread), {:.1} GB/s, {:.0} x real time",
+            "read_stored on {threads} threads, {what}: {:.0} M samples/s ({:.0} per thread), \
+             {:.1} GB/s, {:.0} x real time",
             rate / 1e6,
             rate / 1e6 / threads as f64,
             2.0 * rate / 1e9,

@@ -864,3 +864,47 @@ fn channels_read_the_noise_tables_far_apart() {
         }
     }
 }
+
+#[test]
+fn rounding_to_int16_is_ties_to_even_then_saturation() {
+    // The reference: the standard library's rounding, then a clamp in f64 (exact for f32).
+    let reference = |v: f32| f64::from(v.round_ties_even()).clamp(-32768.0, 32767.0) as i16;
+    let seed = fresh_seed("rounding_to_int16_is_ties_to_even_then_saturation");
+    let mut rng = SplitMix64::new(seed);
+    let mut edges = vec![
+        0.0f32,
+        -0.0,
+        0.5,
+        1.5,
+        2.5,
+        -0.5,
+        -1.5,
+        -2.5,
+        32766.5,
+        32767.0,
+        32767.49,
+        32767.5,
+        32768.0,
+        -32767.5,
+        -32768.0,
+        -32768.5,
+        -32769.0,
+        1e6,
+        -1e6,
+        4_194_303.0,
+        -4_194_303.0,
+        f32::MAX,
+        f32::MIN,
+    ];
+    // Fresh values: every scale the generator's sums can reach, ties included.
+    for _ in 0..200_000 {
+        let magnitude = 2f32.powi(rng.below(24) as i32);
+        let unit = (rng.below(1 << 24) as f32) / (1u32 << 24) as f32;
+        let v = (unit * 2.0 - 1.0) * magnitude;
+        edges.push(v);
+        edges.push((v * 2.0).round() / 2.0);
+    }
+    for v in edges {
+        assert_eq!(round_to_i16(v), reference(v), "seed {seed}: {v:?}");
+    }
+}
