@@ -20,6 +20,15 @@
 @group(0) @binding(3) var<storage, read_write> gains: array<f32>;
 @group(0) @binding(4) var<storage, read_write> offsets: array<f32>;
 
+// Value j (of the eight in `words`) as channel c's scaled f32: the int16 sign-extended, times
+// gains[c], rounded (the guard), plus offsets[c].
+fn scaled(words: vec4<u32>, j: u32, c: u32, zero: u32) -> f32 {
+    let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
+    let x = f32(bitcast<i32>(bits) >> 16u);
+    let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
+    return product + offsets[c];
+}
+
 @compute @workgroup_size(64)
 fn decode_i16(
     @builtin(global_invocation_id) id: vec3<u32>,
@@ -42,10 +51,7 @@ fn decode_i16(
                 if (first + j >= values) {
                     break;
                 }
-                let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
-                let x = f32(bitcast<i32>(bits) >> 16u);
-                let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
-                decoded[first + j] = product + offsets[c];
+                decoded[first + j] = scaled(words, j, c, zero);
                 t = t + 1u;
                 if (t == samples) {
                     t = 0u;
@@ -64,10 +70,7 @@ fn decode_i16(
             if (first + j >= values) {
                 break;
             }
-            let bits = (words[j >> 1u] >> ((j & 1u) * 16u)) << 16u;
-            let x = f32(bitcast<i32>(bits) >> 16u);
-            let product = bitcast<f32>(bitcast<u32>(x * gains[c]) | zero);
-            decoded[c * samples + t] = product + offsets[c];
+            decoded[c * samples + t] = scaled(words, j, c, zero);
             c = c + 1u;
             if (c == channels) {
                 c = 0u;

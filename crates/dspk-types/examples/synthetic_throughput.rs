@@ -3,12 +3,12 @@
 //! `cargo run --release -p dspk-types --example synthetic_throughput [-- ROUNDS [THREADS]]`
 //!
 //! Reads windows of 384 channels × 30 000 samples (one second) near the end of a ten-hour default
-//! probe, through each read path, `ROUNDS` times (default 7) of 10 windows each, rotating the
+//! probe, through `read_stored` (int16) and `read` (f32) of every channel, `ROUNDS` times (default 7) of 10 windows each, rotating the
 //! windows so no round reads what another did. Prints the best and the median round, by wall
 //! time and by the thread's CPU time (from `/proc/thread-self/stat` on Linux, 10 ms ticks), so a
 //! loaded machine still gives a fair single-thread figure. `read_stored` of every channel is the
-//! path `dspk scan` takes (the source's native stored order is channel-major, so
-//! `read_stored_native` is the same read).
+//! path `dspk scan` takes (the native reads are the same reads: the source's native order is
+//! channel-major).
 //!
 //! With `THREADS` above 1 it then times `read_stored` the way `dspk scan` calls it: each window
 //! is split into 4 × `THREADS` ranges of whole channels, handed out in turn to `THREADS` threads
@@ -51,9 +51,7 @@ fn main() -> Result<(), dspk_types::DspError> {
     let first = rec.info().samples - (rounds as u64 + 1) * WINDOWS_PER_ROUND * WINDOW;
     let mut checksum = 0f64;
     for (what, pass) in [
-        ("read_stored_native (int16)", 3),
         ("read_stored (int16, channel-major)", 1),
-        ("read_native (f32)", 2),
         ("read (f32, channel-major)", 0),
     ] {
         let mut wall = Vec::new();
@@ -65,9 +63,7 @@ fn main() -> Result<(), dspk_types::DspError> {
                 let w = s..s + WINDOW;
                 match pass {
                     0 => rec.read(&channels, w, &mut f32_out)?,
-                    1 => rec.read_stored(&channels, w, &mut bytes)?,
-                    2 => rec.read_native(w, &mut f32_out).map(|_| ())?,
-                    _ => rec.read_stored_native(w, &mut bytes).map(|_| ())?,
+                    _ => rec.read_stored(&channels, w, &mut bytes)?,
                 }
                 checksum += f64::from(f32_out[values / 2]) + f64::from(bytes[values]);
                 s += WINDOW;
