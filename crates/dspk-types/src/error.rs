@@ -82,6 +82,11 @@ pub enum DspError {
     /// Arithmetic that would overflow the exact representation.
     #[error("arithmetic overflow in {0}")]
     Overflow(String),
+    /// A compute device that failed or could not be had, where a [`DspResult`] is returned
+    /// (dspk-device reports a failed device as [`crate::ComputeError::DeviceFailure`], in
+    /// this variant or on its own).
+    #[error(transparent)]
+    Compute(#[from] crate::ComputeError),
 }
 
 fn io_message(message: &str, path: &Option<PathBuf>) -> String {
