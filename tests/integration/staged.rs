@@ -1,11 +1,11 @@
 //! The decode that reads int16 windows (time-major or channel-major) where they are staged
-//! (dspk-kernels' `STAGED_DECODE_WGSL` through dspk-device's `Uploader::upload_through`): bit
+//! (dspk-kernels' `STAGED_DECODE_WGSL` through dspk-device's `Destination::Kernel`): bit
 //! for bit the host reference and the copy-then-decode path, window after window through the
 //! reused staging buffers; refused clearly where it cannot run.
 
 use cubecl::client::Client;
 use dspk_device::upload::{
-    Staging, StagingKernel, StagingLaunch, Uploader, compile_staging_kernel_for,
+    Destination, Staging, StagingKernel, StagingLaunch, Uploader, compile_staging_kernel_for,
 };
 use dspk_kernels::{
     Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL, StagedDecode,
@@ -42,8 +42,8 @@ fn decode_staged(
         params: &launch.params,
         workgroups: launch.workgroups,
     };
-    uploader.upload_through(
-        launch,
+    uploader.upload(
+        Destination::Kernel(launch),
         stored.len(),
         frame,
         |offset, piece| {
@@ -249,7 +249,13 @@ fn staging_kernels_are_refused_clearly() {
         ];
         for (what, bad, len) in cases {
             let err = uploader
-                .upload_through(bad, len, frame, |_, _| Ok(()), || Ok(()))
+                .upload(
+                    Destination::Kernel(bad),
+                    len,
+                    frame,
+                    |_, _| Ok(()),
+                    || Ok(()),
+                )
                 .expect_err(what);
             assert!(err.to_string().contains(what), "{target}: {what}: {err}");
         }
@@ -260,13 +266,13 @@ fn staging_kernels_are_refused_clearly() {
             .unwrap_or_else(|e| panic!("{target}: {e}"))
             .expect("staging kernels run here");
         let err = uploader
-            .upload_through(
-                StagingLaunch {
+            .upload(
+                Destination::Kernel(StagingLaunch {
                     kernel: &short,
                     buffers: &one,
                     params: &launch.params,
                     workgroups: 1,
-                },
+                }),
                 stored.len(),
                 frame,
                 |_, _| Ok(()),
@@ -285,7 +291,13 @@ fn staging_kernels_are_refused_clearly() {
             workgroups: launch.workgroups,
         };
         let err = mapped
-            .upload_through(ok, stored.len(), frame, |_, _| Ok(()), || Ok(()))
+            .upload(
+                Destination::Kernel(ok),
+                stored.len(),
+                frame,
+                |_, _| Ok(()),
+                || Ok(()),
+            )
             .expect_err("mapped staging ran a staging kernel");
         assert!(err.to_string().contains("mapped"), "{target}: {err}");
         // After the errors the uploader still decodes.

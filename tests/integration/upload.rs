@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use cubecl::client::Client;
-use dspk_device::upload::{Staging, Uploader};
+use dspk_device::upload::{Destination, Staging, Uploader};
 use dspk_tests::{for_each_runtime, test_rng, visible};
 use dspk_types::DspError;
 use rand::{Rng as _, RngCore as _};
@@ -30,7 +30,9 @@ fn uploads_land_bit_for_bit_through_every_staging_path() {
         let (seed, mut rng) = test_rng(NAME);
         for wanted in ALL {
             for threads in [1usize, 3] {
-                // Larger than the 8 MiB staging chunk, so windows cross in several chunks.
+                // Below the 64 MiB staging chunk, so each window crosses in one staging
+                // buffer and consecutive windows take turns through the ring's two
+                // (`Client::write` goes in 8 MiB pieces: a window past that takes several).
                 let capacity = 24 << 20;
                 let mut uploader = Uploader::with_staging(client, capacity, threads, wanted);
                 let got = uploader.staging();
@@ -44,8 +46,9 @@ fn uploads_land_bit_for_bit_through_every_staging_path() {
                 let dst = client.empty(capacity as usize);
                 // More windows than staging buffers, of fresh lengths (not all multiples of 4,
                 // the largest first so a shorter one cannot pass on stale bytes; one just past
-                // a chunk), with frame alignments of 768, 2 and 2310 bytes (the last does not
-                // divide a chunk), and one piece larger than a chunk (the ring grows).
+                // 8 MiB), with frame alignments of 768, 2 and 2310 bytes (the last does not
+                // divide a write piece), and frames of more than 8 MiB each. (A frame larger
+                // than a staging buffer, which grows the ring, is the next test's.)
                 let big = (8 << 20) + 8;
                 let mut cases = vec![
                     (capacity as usize - 2, 768),
@@ -68,11 +71,17 @@ fn uploads_land_bit_for_bit_through_every_staging_path() {
                     rng.fill_bytes(&mut source);
                     let pieces = Mutex::new(Vec::new());
                     uploader
-                        .upload(&dst, len, align, |offset, piece| {
-                            pieces.lock().expect("lock").push((offset, piece.len()));
-                            piece.copy_from_slice(&source[offset..offset + piece.len()]);
-                            Ok(())
-                        })
+                        .upload(
+                            Destination::Copy(&dst),
+                            len,
+                            align,
+                            |offset, piece| {
+                                pieces.lock().expect("lock").push((offset, piece.len()));
+                                piece.copy_from_slice(&source[offset..offset + piece.len()]);
+                                Ok(())
+                            },
+                            || Ok(()),
+                        )
                         .unwrap_or_else(|e| panic!("{context}: {e}"));
                     // `fill` covered 0..len once, in pieces that are whole multiples of the
                     // alignment but where `len` ends.
@@ -105,6 +114,95 @@ fn uploads_land_bit_for_bit_through_every_staging_path() {
     });
 }
 
+/// Bytes one staging buffer of dspk-device's ring holds before a piece outgrows it (its
+/// `STAGING_CHUNK`).
+const STAGING_CHUNK: usize = 64 << 20;
+
+#[test]
+fn a_frame_larger_than_a_staging_buffer_grows_the_ring_and_lands_bit_for_bit() {
+    const NAME: &str = "a_frame_larger_than_a_staging_buffer_grows_the_ring_and_lands_bit_for_bit";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        // Frames (the pieces `fill` must see whole) longer than a staging buffer: the ring
+        // grows its buffers to hold one frame each.
+        let frame = STAGING_CHUNK + 8 * rng.random_range(1..512);
+        let capacity = (frame + 4096) as u64;
+        for wanted in ALL {
+            let mut uploader = Uploader::with_staging(client, capacity, 2, wanted);
+            let got = uploader.staging();
+            let context = format!(
+                "{target}, seed {seed}: asked {}, got {}, frames of {frame} bytes",
+                wanted.name(),
+                got.name()
+            );
+            let host = matches!(got, Staging::HostCached | Staging::HostUncached);
+            if host {
+                assert_eq!(
+                    uploader.staging_kernel_capacity(),
+                    STAGING_CHUNK as u64,
+                    "{context}: staging buffers before the upload"
+                );
+            }
+            let dst = client.empty(capacity as usize);
+            // One frame and part of the next: two pieces, through both buffers of the ring.
+            let len = frame + rng.random_range(1..4096);
+            let mut source = vec![0u8; len];
+            rng.fill_bytes(&mut source);
+            let pieces = Mutex::new(Vec::new());
+            uploader
+                .upload(
+                    Destination::Copy(&dst),
+                    len,
+                    frame,
+                    |offset, piece| {
+                        pieces.lock().expect("lock").push((offset, piece.len()));
+                        piece.copy_from_slice(&source[offset..offset + piece.len()]);
+                        Ok(())
+                    },
+                    || Ok(()),
+                )
+                .unwrap_or_else(|e| panic!("{context}: {e}"));
+            let mut pieces = pieces.into_inner().expect("lock");
+            pieces.sort();
+            assert_eq!(pieces, [(0, frame), (frame, len - frame)], "{context}");
+            if host {
+                assert!(
+                    uploader.staging_kernel_capacity() >= frame as u64,
+                    "{context}: the ring did not grow ({} bytes per staging buffer)",
+                    uploader.staging_kernel_capacity()
+                );
+            }
+            let device = read_bytes(client, &dst, len);
+            if let Some(i) = (0..len).find(|&i| device[i] != source[i]) {
+                panic!(
+                    "{context}: byte {i} is {} on the device, {} on the host",
+                    device[i], source[i]
+                );
+            }
+            // The grown ring carries ordinary windows as before.
+            let len = rng.random_range(1..capacity as usize);
+            let mut source = vec![0u8; len];
+            rng.fill_bytes(&mut source);
+            uploader
+                .upload(
+                    Destination::Copy(&dst),
+                    len,
+                    768,
+                    |offset, piece| {
+                        piece.copy_from_slice(&source[offset..offset + piece.len()]);
+                        Ok(())
+                    },
+                    || Ok(()),
+                )
+                .unwrap_or_else(|e| panic!("{context}: after growing: {e}"));
+            assert!(
+                read_bytes(client, &dst, len) == source,
+                "{context}: a {len}-byte window after growing differs on the device"
+            );
+        }
+    });
+}
+
 #[test]
 fn back_to_back_uploads_each_reach_their_own_buffer() {
     const NAME: &str = "back_to_back_uploads_each_reach_their_own_buffer";
@@ -127,10 +225,16 @@ fn back_to_back_uploads_each_reach_their_own_buffer() {
                 .map(|w| {
                     let dst = client.empty(w.len().next_multiple_of(4));
                     uploader
-                        .upload(&dst, w.len(), 1, |offset, piece| {
-                            piece.copy_from_slice(&w[offset..offset + piece.len()]);
-                            Ok(())
-                        })
+                        .upload(
+                            Destination::Copy(&dst),
+                            w.len(),
+                            1,
+                            |offset, piece| {
+                                piece.copy_from_slice(&w[offset..offset + piece.len()]);
+                                Ok(())
+                            },
+                            || Ok(()),
+                        )
                         .unwrap_or_else(|e| panic!("{target}, seed {seed}: {e}"));
                     dst
                 })
@@ -157,19 +261,31 @@ fn upload_errors_come_back_and_the_uploader_still_works() {
             let dst = client.empty(uploader.capacity() as usize);
             // Larger than the staging capacity: refused, naming the sizes.
             let too_long = uploader.capacity() as usize + 1;
-            match uploader.upload(&dst, too_long, 1, |_, _| Ok(())) {
+            match uploader.upload(
+                Destination::Copy(&dst),
+                too_long,
+                1,
+                |_, _| Ok(()),
+                || Ok(()),
+            ) {
                 Err(DspError::BufferOverrun { needed, .. }) => assert_eq!(needed, too_long),
                 other => panic!("{target} {name}: expected an overrun, got {other:?}"),
             }
             // A failing fill is the upload's error.
             let err = uploader
-                .upload(&dst, 1000, 4, |offset, piece| {
-                    if offset + piece.len() > 500 {
-                        Err(DspError::config(format!("source failed at {offset}")))
-                    } else {
-                        Ok(())
-                    }
-                })
+                .upload(
+                    Destination::Copy(&dst),
+                    1000,
+                    4,
+                    |offset, piece| {
+                        if offset + piece.len() > 500 {
+                            Err(DspError::config(format!("source failed at {offset}")))
+                        } else {
+                            Ok(())
+                        }
+                    },
+                    || Ok(()),
+                )
                 .expect_err("the fill failed");
             assert!(
                 err.to_string().contains("source failed at"),
@@ -178,17 +294,25 @@ fn upload_errors_come_back_and_the_uploader_still_works() {
             // A device buffer shorter than the upload is refused.
             let short = client.empty(64);
             assert!(
-                uploader.upload(&short, 1000, 1, |_, _| Ok(())).is_err(),
+                uploader
+                    .upload(Destination::Copy(&short), 1000, 1, |_, _| Ok(()), || Ok(()))
+                    .is_err(),
                 "{target} {name}: an upload past a 64-byte buffer succeeded"
             );
             // And then an upload works.
             let mut bytes = vec![0u8; 777];
             rng.fill_bytes(&mut bytes);
             uploader
-                .upload(&dst, bytes.len(), 1, |offset, piece| {
-                    piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
-                    Ok(())
-                })
+                .upload(
+                    Destination::Copy(&dst),
+                    bytes.len(),
+                    1,
+                    |offset, piece| {
+                        piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
+                        Ok(())
+                    },
+                    || Ok(()),
+                )
                 .unwrap_or_else(|e| panic!("{target} {name}: {e}"));
             assert!(
                 read_bytes(client, &dst, bytes.len()) == bytes,
@@ -215,8 +339,8 @@ fn work_during_an_upload_runs_once_and_goes_before_the_copy() {
             let mut runs = 0;
             let noise = vec![0xA5u8; len.next_multiple_of(4)];
             uploader
-                .upload_while(
-                    &dst,
+                .upload(
+                    Destination::Copy(&dst),
                     len,
                     1,
                     |offset, piece| {
@@ -237,8 +361,8 @@ fn work_during_an_upload_runs_once_and_goes_before_the_copy() {
             );
             // Its error is the upload's error; so is the fill's.
             let err = uploader
-                .upload_while(
-                    &dst,
+                .upload(
+                    Destination::Copy(&dst),
                     len,
                     1,
                     |_, _| Ok(()),
@@ -251,8 +375,8 @@ fn work_during_an_upload_runs_once_and_goes_before_the_copy() {
             );
             let mut ran = false;
             let err = uploader
-                .upload_while(
-                    &dst,
+                .upload(
+                    Destination::Copy(&dst),
                     len,
                     1,
                     |_, _| Err(DspError::config("fill failed")),
@@ -267,8 +391,8 @@ fn work_during_an_upload_runs_once_and_goes_before_the_copy() {
             // An empty upload still runs it.
             let mut ran = false;
             uploader
-                .upload_while(
-                    &dst,
+                .upload(
+                    Destination::Copy(&dst),
                     0,
                     1,
                     |_, _| Ok(()),
@@ -308,10 +432,16 @@ fn a_later_uploader_reuses_host_staging_and_uploads_the_same() {
             let dst = client.empty(len.next_multiple_of(4));
             for _ in 0..3 {
                 uploader
-                    .upload(&dst, len, 1, |offset, piece| {
-                        piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
-                        Ok(())
-                    })
+                    .upload(
+                        Destination::Copy(&dst),
+                        len,
+                        1,
+                        |offset, piece| {
+                            piece.copy_from_slice(&bytes[offset..offset + piece.len()]);
+                            Ok(())
+                        },
+                        || Ok(()),
+                    )
                     .unwrap_or_else(|e| panic!("{context}: {e}"));
             }
             assert!(

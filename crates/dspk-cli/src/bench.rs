@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dspk_device::upload::{Staging, StagingLaunch, Uploader};
+use dspk_device::upload::{Destination, Staging, StagingLaunch, Uploader};
 use dspk_device::{DeviceKind, describe};
 use dspk_kernels::{
     ChannelStatsKernel, Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL,
@@ -213,18 +213,20 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             continue; // fell back to a path already measured
         }
         measured.push(uploader.staging());
-        let copy = uploader.time_copy(&stored, window as usize * frame, 5)?;
+        let copy = uploader.time(Destination::Copy(&stored), window as usize * frame, 5)?;
         let mut times = Vec::new();
         for _ in 0..=REPEATS {
             sync(&client)?;
             let started = Instant::now();
             for w in schedule.windows() {
                 let start = w.read_global.start;
-                uploader.upload(&stored, w.read_len() * frame, frame, |offset, piece| {
+                let fill = |offset: usize, piece: &mut [u8]| {
                     let first = start + (offset / frame) as u64;
                     let last = first + (piece.len() / frame) as u64;
                     file.read_stored_native(first..last, piece).map(drop)
-                })?;
+                };
+                let to = Destination::Copy(&stored);
+                uploader.upload(to, w.read_len() * frame, frame, fill, || Ok(()))?;
             }
             uploader.wait_idle()?;
             sync(&client)?;
@@ -254,7 +256,8 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
                         params: &launch.params,
                         workgroups: launch.workgroups,
                     };
-                    uploader.time_through(launch, window as usize * frame, 5)?
+                    let to = Destination::Kernel(launch);
+                    uploader.time(to, window as usize * frame, 5)?
                 }
                 None => None,
             },

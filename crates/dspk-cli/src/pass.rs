@@ -1,14 +1,16 @@
 //! The device pass shared by `scan` and `convert`: stored windows stream from the source,
 //! cross to the device once, compact, and are decoded there.
 //!
-//! [`device_pass`] is the one function that moves a recording's bytes to the device; a faster
-//! upload pipeline replaces it alone (its callers only see decoded windows).
+//! [`device_pass`] is how the program streams a recording's bytes to the device, through
+//! dspk-device's `Uploader`; its callers only see decoded windows.
 
 use std::time::{Duration, Instant};
 
 use cubecl::client::Client;
 use cubecl::server::Handle;
-use dspk_device::upload::{StagingKernel, StagingLaunch, Uploader, compile_staging_kernel_for};
+use dspk_device::upload::{
+    Destination, StagingKernel, StagingLaunch, Uploader, compile_staging_kernel_for,
+};
 use dspk_kernels::max_window_samples;
 use dspk_kernels::{
     DecodedWindow, Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL,
@@ -366,18 +368,16 @@ fn queue(
     fill: impl Fn(usize, &mut [u8]) -> DspResult<()> + Sync,
     during: impl FnOnce() -> DspResult<()>,
 ) -> DspResult<()> {
-    match target {
-        Target::Copy(stored) => uploader.upload_while(stored, len, align, fill, during),
-        Target::Kernel(kernel, launch) => {
-            let launch = StagingLaunch {
-                kernel,
-                buffers: &launch.buffers,
-                params: &launch.params,
-                workgroups: launch.workgroups,
-            };
-            uploader.upload_through(launch, len, align, fill, during)
-        }
-    }
+    let to = match target {
+        Target::Copy(stored) => Destination::Copy(stored),
+        Target::Kernel(kernel, launch) => Destination::Kernel(StagingLaunch {
+            kernel,
+            buffers: &launch.buffers,
+            params: &launch.params,
+            workgroups: launch.workgroups,
+        }),
+    };
+    uploader.upload(to, len, align, fill, during)
 }
 
 #[cfg(test)]

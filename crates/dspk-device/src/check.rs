@@ -5,7 +5,8 @@ use cubecl::client::Client;
 use cubecl::prelude::*;
 use dspk_types::ComputeError;
 
-use crate::info::runtime_of_client;
+use crate::adapter::runtime_of_client;
+use crate::failure::device_failure;
 
 /// Units per cube of the check kernel.
 const UNITS: u32 = 64;
@@ -31,10 +32,7 @@ pub fn run_check_kernel(
     scale: f32,
     offset: f32,
 ) -> Result<Vec<f32>, ComputeError> {
-    let failure = |reason: String| ComputeError::DeviceFailure {
-        target: runtime_of_client(client),
-        reason,
-    };
+    let failure = |reason: String| device_failure(runtime_of_client(client), reason);
     if input.is_empty() {
         return Ok(Vec::new());
     }
@@ -92,21 +90,21 @@ pub fn check_device(client: &Client) -> Result<(), ComputeError> {
         .position(|(x, y)| (x * scale + offset - y).abs() > 1e-4 * (1.0 + y.abs()));
     match (output.len() == input.len(), wrong) {
         (true, None) => Ok(()),
-        (false, _) => Err(ComputeError::DeviceFailure {
-            target: runtime_of_client(client),
-            reason: format!(
+        (false, _) => Err(device_failure(
+            runtime_of_client(client),
+            format!(
                 "check kernel returned {} values for {}",
                 output.len(),
                 input.len()
             ),
-        }),
-        (true, Some(i)) => Err(ComputeError::DeviceFailure {
-            target: runtime_of_client(client),
-            reason: format!(
+        )),
+        (true, Some(i)) => Err(device_failure(
+            runtime_of_client(client),
+            format!(
                 "check kernel computed {} at {i}, expected {}",
                 output[i],
                 input[i] * scale + offset
             ),
-        }),
+        )),
     }
 }

@@ -7,43 +7,8 @@ use cubecl::features::Plane;
 use dspk_types::ComputeTarget;
 use serde::Serialize;
 
+use crate::adapter::{DeviceKind, runtime_of_name};
 use crate::registry;
-
-/// What kind of device a client runs on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeviceKind {
-    /// A GPU of its own (an NVIDIA H200, an AMD Radeon card).
-    Discrete,
-    /// A GPU sharing the host's memory (a laptop's or an Apple Silicon GPU).
-    Integrated,
-    /// A virtual GPU (in a virtual machine).
-    Virtual,
-    /// Software: a software rasterizer (Mesa's lavapipe/llvmpipe, SwiftShader, WARP) or the
-    /// CPU runtime. Correct, but slow.
-    Software,
-    /// The runtime does not say (CUDA and HIP do not report it through CubeCL).
-    Unknown,
-}
-
-impl DeviceKind {
-    /// The lowercase name (`discrete`, `integrated`, `virtual`, `software`, `unknown`).
-    pub fn name(&self) -> &'static str {
-        match self {
-            DeviceKind::Discrete => "discrete",
-            DeviceKind::Integrated => "integrated",
-            DeviceKind::Virtual => "virtual",
-            DeviceKind::Software => "software",
-            DeviceKind::Unknown => "unknown",
-        }
-    }
-}
-
-impl fmt::Display for DeviceKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// A device as `dspk devices` shows it, and the limits kernels are sized against.
 ///
@@ -128,26 +93,6 @@ pub fn describe(client: &Client) -> DeviceInfo {
     }
 }
 
-/// The runtime `client` belongs to.
-pub(crate) fn runtime_of_client(client: &Client) -> ComputeTarget {
-    runtime_of_name(client.name())
-}
-
-/// The runtime a client belongs to, from the name CubeCL gives it (`wgpu<…>`, `cuda`, `hip`,
-/// `cpu`).
-fn runtime_of_name(name: &str) -> ComputeTarget {
-    let lower = name.to_ascii_lowercase();
-    if lower.starts_with("cuda") {
-        ComputeTarget::Cuda
-    } else if lower.starts_with("hip") || lower.starts_with("rocm") {
-        ComputeTarget::Hip
-    } else if lower.starts_with("cpu") {
-        ComputeTarget::Cpu
-    } else {
-        ComputeTarget::Wgpu
-    }
-}
-
 /// A device kind guessed from the runtime and the device's name.
 fn infer_kind(runtime: ComputeTarget, adapter_name: &str) -> DeviceKind {
     let lower = adapter_name.to_ascii_lowercase();
@@ -209,15 +154,6 @@ impl fmt::Display for DeviceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn runtime_names() {
-        assert_eq!(runtime_of_name("wgpu<spirv>"), ComputeTarget::Wgpu);
-        assert_eq!(runtime_of_name("wgpu<wgsl>"), ComputeTarget::Wgpu);
-        assert_eq!(runtime_of_name("cuda"), ComputeTarget::Cuda);
-        assert_eq!(runtime_of_name("hip"), ComputeTarget::Hip);
-        assert_eq!(runtime_of_name("cpu"), ComputeTarget::Cpu);
-    }
 
     #[test]
     fn kinds_inferred_from_names() {

@@ -452,8 +452,9 @@ impl Decoder {
     }
 
     /// Uploads one window's stored bytes into the reused device buffer without decoding
-    /// (see [`decode`](Self::decode)). The one place bytes cross to the device: a faster
-    /// transfer path replaces this function alone.
+    /// (see [`decode`](Self::decode)), through `Client::write` in pieces: the simple path.
+    /// A device pass streams its windows through dspk-device's `Uploader` instead, into
+    /// [`stored_handle`](Self::stored_handle) or a decode in staging.
     pub fn upload(&mut self, stored: &[u8], samples: usize) -> DspResult<()> {
         self.check_samples(samples)?;
         let expected = self.channels * samples * self.format.bytes();
@@ -560,7 +561,7 @@ impl Decoder {
 }
 
 /// The WGSL of the decode that reads an int16 window (time-major or channel-major) in place,
-/// in the host staging buffer it was filled into (dspk-device's `Uploader::upload_through`),
+/// in the host staging buffer it was filled into (dspk-device's `Destination::Kernel`),
 /// instead of from a device input buffer the window was copied to first: the window crosses
 /// the bus once, pulled by the kernel, and the copy and the decode no longer take turns on the
 /// device's queue. The arithmetic is the CubeCL kernel's (bit for bit the host's). Written in

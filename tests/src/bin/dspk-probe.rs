@@ -445,7 +445,7 @@ fn staged_variant_wgsl(group: u32) -> Result<String, String> {
 
 /// `staged-variants`: see the module docs.
 fn staged_variants() -> Result<(), String> {
-    use dspk_device::upload::{StagingLaunch, Uploader};
+    use dspk_device::upload::{Destination, StagingLaunch, Uploader};
     use dspk_kernels::{
         Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL, read_f32,
     };
@@ -503,8 +503,8 @@ fn staged_variants() -> Result<(), String> {
                 workgroups: *workgroups,
             };
             uploader
-                .upload_through(
-                    launch,
+                .upload(
+                    Destination::Kernel(launch),
                     len,
                     channels * 2,
                     |o, piece| {
@@ -525,11 +525,11 @@ fn staged_variants() -> Result<(), String> {
                 }
             }
             let t = uploader
-                .time_through(launch, len, 9)
+                .time(Destination::Kernel(launch), len, 9)
                 .map_err(|e| e.to_string())?
                 .ok_or("no timing")?;
             let copy = uploader
-                .time_copy(decoder.stored_handle(), len, 9)
+                .time(Destination::Copy(decoder.stored_handle()), len, 9)
                 .map_err(|e| e.to_string())?
                 .ok_or("no copy timing")?;
             println!(
