@@ -1,0 +1,297 @@
+//! `devices`, `scan` and `convert`: the device pass of `dspk-stream`, run with the GIL released,
+//! its results as Python objects.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+
+use dspk_device::{TargetExt as _, describe, list_devices, open_device};
+use dspk_io::BinaryWriter;
+use dspk_stream::{DecodeRoute, DevicePass, Flow, ScanOptions};
+use dspk_types::{
+    ChannelMapFile, ChunkSchedule, ComputeTarget, DspError, DspResult, RecordingInfo,
+    RemappedSource, Scaling, SlicedRecording,
+};
+
+use crate::args;
+use crate::errors::{Kind, OrRaise, error};
+use crate::progress::PySink;
+use crate::recording::{Recording, order_from};
+use crate::results::{ConvertResult, PassFigures, ScanResult};
+
+/// The runtime `name` names, else `DSPK_RUNTIME`'s, else the first compiled in.
+fn target_of(name: Option<&str>) -> PyResult<ComputeTarget> {
+    match name {
+        Some(n) => ComputeTarget::parse(n).map_err(|e| {
+            Python::attach(|py| {
+                error(
+                    py,
+                    crate::errors::Kind::InvalidInput,
+                    format!("runtime: {e}"),
+                )
+            })
+        }),
+        None => ComputeTarget::from_env().or_raise(),
+    }
+}
+
+/// The decode route `name` names (default: staging where possible).
+fn route_of(name: Option<&str>) -> PyResult<DecodeRoute> {
+    name.map_or(Ok(DecodeRoute::Staging), |n| {
+        n.parse::<DecodeRoute>().or_raise()
+    })
+}
+
+/// Every runtime dspk knows: whether it is compiled in, whether its default device opened (and
+/// why not), and each device it enumerates (a dict per device, the fields of `dspk devices
+/// --json`, `default` marking the one `scan` and `convert` use).
+#[pyfunction]
+pub(crate) fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let reports = py.detach(|| {
+        ComputeTarget::ALL
+            .into_iter()
+            .map(runtime_report)
+            .collect::<Vec<_>>()
+    });
+    let text = serde_json::Value::Array(reports).to_string();
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// One runtime's entry of [`devices`].
+fn runtime_report(target: ComputeTarget) -> serde_json::Value {
+    let mut report = serde_json::json!({
+        "runtime": target.name(),
+        "compiled_in": target.is_available(),
+        "usable": false,
+        "error": null,
+        "devices": [],
+    });
+    if !target.is_available() {
+        return report;
+    }
+    let default = match target.client() {
+        Ok(client) => Some(describe(&client)),
+        Err(e) => {
+            report["error"] = e.to_string().into();
+            None
+        }
+    };
+    report["usable"] = default.is_some().into();
+    let mut devices = Vec::new();
+    let mut default_seen = false;
+    for device in list_devices(target).unwrap_or_default() {
+        let Ok(client) = open_device(device) else {
+            continue;
+        };
+        let info = describe(&client);
+        let is_default = !default_seen && default.as_ref() == Some(&info);
+        default_seen |= is_default;
+        let mut value = serde_json::to_value(&info).unwrap_or_default();
+        value["default"] = is_default.into();
+        devices.push(value);
+    }
+    if let (Some(info), false) = (&default, default_seen) {
+        let mut value = serde_json::to_value(info).unwrap_or_default();
+        value["default"] = true.into();
+        devices.insert(0, value);
+    }
+    report["devices"] = devices.into();
+    report
+}
+
+/// Scans samples `start..end` (default: all) of `recording` on the device: per-channel
+/// statistics, dead and noisy channels, the mask, throughput (the program's `dspk scan`).
+#[pyfunction]
+#[pyo3(signature = (recording, *, runtime=None, start=None, end=None, progress=None, window_samples=None, decode=None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "keyword arguments of one Python function"
+)]
+pub(crate) fn scan(
+    py: Python<'_>,
+    recording: &Recording,
+    runtime: Option<&str>,
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+    progress: Option<Py<PyAny>>,
+    window_samples: Option<&Bound<'_, PyAny>>,
+    decode: Option<&str>,
+) -> PyResult<ScanResult> {
+    let target = target_of(runtime)?;
+    let route = route_of(decode)?;
+    let info = recording.source.info();
+    let range = args::sample_range(start, end, info.samples, ("start", "end"))?;
+    let asked = args::opt_index(window_samples, "window_samples")?;
+    let sink = PySink::new(progress.filter(|p| !p.is_none(py)));
+    let source = recording.source.clone();
+    let rate = info.sample_rate;
+    let outcome = py.detach(|| -> DspResult<_> {
+        let client = target.client()?;
+        let device = describe(&client).adapter_name;
+        let options = ScanOptions {
+            range: Some(range),
+            window_samples: asked,
+            route,
+            progress: &sink,
+            fill_threads: None,
+        };
+        Ok((dspk_stream::scan(&client, source, &options)?, device))
+    });
+    sink.finish()?;
+    let (result, device) = outcome.or_raise()?;
+    let samples = result.range.end - result.range.start;
+    let figures = PassFigures::new(&result.report, samples, rate, target.name().into(), device);
+    Ok(ScanResult::new(py, &result, figures))
+}
+
+/// Converts `recording` to a raw binary `float32` file `out` with a JSON sidecar, decoded on
+/// the device (the program's `dspk convert`): `channel_map` (a TOML or JSON map file) first,
+/// then `channels` (indices into the mapped channels, in the order wanted) and samples
+/// `start..end`, written in `order` (`"time-major"` or `"channel-major"`).
+#[pyfunction]
+#[pyo3(signature = (recording, out, *, channel_map=None, channels=None, start=None, end=None, order="time-major", runtime=None, progress=None, window_samples=None, decode=None))]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "keyword arguments of one Python function"
+)]
+pub(crate) fn convert(
+    py: Python<'_>,
+    recording: &Recording,
+    out: PathBuf,
+    channel_map: Option<PathBuf>,
+    channels: Option<&Bound<'_, PyAny>>,
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+    order: &str,
+    runtime: Option<&str>,
+    progress: Option<Py<PyAny>>,
+    window_samples: Option<&Bound<'_, PyAny>>,
+    decode: Option<&str>,
+) -> PyResult<ConvertResult> {
+    let order = order_from(order)?;
+    let target = target_of(runtime)?;
+    let route = route_of(decode)?;
+    check_outputs(py, recording, &out, channel_map.as_deref())?;
+    let mut source = recording.source.clone();
+    if let Some(map) = &channel_map {
+        let context = |e: DspError| {
+            let kind = crate::errors::kind_of(&e);
+            error(py, kind, format!("channel_map {}: {e}", map.display()))
+        };
+        let file = py.detach(|| ChannelMapFile::load(map)).map_err(context)?;
+        source = Arc::new(RemappedSource::new(source, &file.remap).map_err(context)?);
+    }
+    let selected = match channels.filter(|c| !c.is_none()) {
+        Some(c) => Some(args::channels(Some(c), source.info())?),
+        None => None,
+    };
+    let total = source.info().samples;
+    let range = args::sample_range(start, end, total, ("start", "end"))?;
+    if range.start >= range.end || range.end > total {
+        return Err(DspError::SampleRange {
+            start: range.start,
+            end: range.end,
+            total,
+        })
+        .or_raise();
+    }
+    if selected.is_some() || range != (0..total) {
+        source = Arc::new(SlicedRecording::new(source, range, selected).or_raise()?);
+    }
+    let asked = args::opt_index(window_samples, "window_samples")?;
+    let sink = PySink::new(progress.filter(|p| !p.is_none(py)));
+    let from = recording.label();
+    let outcome = py.detach(|| -> DspResult<_> {
+        let client = target.client()?;
+        let device = describe(&client).adapter_name;
+        let info = source.info().clone();
+        let window = dspk_stream::window_samples(&client, &info, asked)?.min(info.samples);
+        let schedule = ChunkSchedule::full_recording(info.samples, window, 0, 0)?;
+        let scaling = Scaling::microvolts(&info);
+        let mut writer = BinaryWriter::create(&out, &output_info(&info, &scaling, &from), order)?;
+        // Halos are 0: every window is owned whole, and windows come in order.
+        let report = DevicePass::new(&client, source, schedule.into_windows())
+            .scaling(scaling)
+            .route(route)
+            .progress(&sink)
+            .run_to_host(|_, values| {
+                writer.write_window(values)?;
+                Ok(Flow::Continue)
+            })?;
+        let summary = writer.finish()?;
+        Ok((report, summary, device, info.sample_rate))
+    });
+    sink.finish()?;
+    let (report, summary, device, rate) = outcome.or_raise()?;
+    let figures = PassFigures::new(&report, summary.samples, rate, target.name().into(), device);
+    Ok(ConvertResult::new(&summary, figures))
+}
+
+/// Refuses, before anything is read or written, an output (`out` or its sidecar) that is one
+/// of the files the recording consists of or the channel map (by the file it resolves to), a
+/// directory, or a file in a directory that does not exist. Messages name `out` as the
+/// program names `-o`.
+// TODO(dspk-cli): the same checks as `dspk convert`'s `check_outputs`; one library function
+// in dspk-io should serve both.
+fn check_outputs(
+    py: Python<'_>,
+    recording: &Recording,
+    out: &Path,
+    channel_map: Option<&Path>,
+) -> PyResult<()> {
+    let mut inputs = recording.input_files()?;
+    if let Some(map) = channel_map {
+        inputs.push((map.to_path_buf(), "the channel map".to_string()));
+    }
+    let flag = format!("out {}", out.display());
+    dspk_io::refuse_overwrite(&inputs, "out", out).or_raise()?;
+    let sidecar = dspk_io::sidecar_path(out);
+    let sidecar_flag = format!("the sidecar of out {},", out.display());
+    dspk_io::refuse_overwrite(&inputs, &sidecar_flag, &sidecar).or_raise()?;
+    for (path, what) in [
+        (out, flag.as_str()),
+        (sidecar.as_path(), sidecar_flag.trim_end_matches(',')),
+    ] {
+        if path.is_dir() {
+            return Err(error(
+                py,
+                Kind::File,
+                format!("{what} is a directory: an output file cannot be written there"),
+            ));
+        }
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(error(
+            py,
+            Kind::NotFound,
+            format!("{flag}: the directory {} does not exist", parent.display()),
+        ));
+    }
+    Ok(())
+}
+
+/// What the output holds: `info`'s channels and time as `float32` in the scaled units, with
+/// where it came from in the metadata.
+// TODO(dspk-cli): the same as `dspk convert`'s `output_info`; one library function should
+// serve both.
+fn output_info(info: &RecordingInfo, scaling: &Scaling, from: &str) -> RecordingInfo {
+    let mut out = info.clone();
+    out.format = dspk_types::SampleFormat::F32;
+    for (ch, unit) in out.channels.iter_mut().zip(&scaling.units) {
+        ch.gain = 1.0;
+        ch.offset = 0.0;
+        ch.unit = unit.clone();
+    }
+    out.metadata
+        .insert("dspk_converted_from".to_string(), from.to_string());
+    out.metadata.insert(
+        "dspk_source_format".to_string(),
+        info.format.name().to_string(),
+    );
+    out
+}

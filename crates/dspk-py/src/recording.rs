@@ -1,0 +1,462 @@
+//! `Recording`: any dspk recording (a file, the synthetic probe, a Python object) with its
+//! description as Python values and its reads as NumPy arrays; `open` and `synthetic`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use dspk_io::FileFormat;
+use dspk_types::{
+    ChunkSchedule, MemoryOrder, RecordingSource, SampleFormat, SyntheticConfig, SyntheticRecording,
+};
+
+use crate::args;
+use crate::errors::{Kind, OrRaise, error, invalid};
+use crate::stored;
+use crate::time;
+use crate::windows::WindowIterator;
+
+/// Where a recording came from.
+#[derive(Debug, Clone)]
+pub(crate) enum Origin {
+    /// A file dspk-io reads.
+    File {
+        /// The path as given.
+        path: PathBuf,
+        /// Its format.
+        format: FileFormat,
+    },
+    /// The built-in synthetic recording and the channels it planted.
+    Synthetic {
+        /// Planted dead channels.
+        dead: Vec<usize>,
+        /// Planted noisy channels.
+        noisy: Vec<usize>,
+    },
+    /// A Python object read through its reader (`dspk.from_spikeinterface`).
+    Python,
+}
+
+/// A recording: a file (SpikeGLX `.bin` + `.meta`, raw binary + JSON sidecar), the built-in
+/// synthetic probe, or a Python object (`dspk.from_spikeinterface`). Reads return NumPy arrays
+/// of shape `(channels, samples)`; the GIL is released while they run.
+#[pyclass(module = "dspk", frozen)]
+pub struct Recording {
+    pub(crate) source: Arc<dyn RecordingSource>,
+    pub(crate) origin: Origin,
+    warnings: Vec<String>,
+}
+
+impl Recording {
+    /// A recording of `source`.
+    pub(crate) fn new(source: Arc<dyn RecordingSource>, origin: Origin) -> Self {
+        Self {
+            source,
+            origin,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The files it consists of, each with what it is (none unless it is a file).
+    pub(crate) fn input_files(&self) -> PyResult<Vec<(PathBuf, String)>> {
+        match &self.origin {
+            Origin::File { path, format } => {
+                let files = dspk_io::recording_files(path).or_raise()?;
+                let meta = match format {
+                    FileFormat::SpikeGlx => "the recording's .meta",
+                    FileFormat::Binary => "the recording's sidecar",
+                };
+                Ok(files
+                    .into_iter()
+                    .zip(["the recording's data file", meta])
+                    .map(|(p, what)| (p, what.to_string()))
+                    .collect())
+            }
+            Origin::Synthetic { .. } | Origin::Python => Ok(Vec::new()),
+        }
+    }
+
+    /// The text of its origin for messages and `repr`.
+    pub(crate) fn label(&self) -> String {
+        match &self.origin {
+            Origin::File { path, .. } => path.display().to_string(),
+            Origin::Synthetic { .. } => "built-in synthetic recording".to_string(),
+            Origin::Python => format!("Python recording {}", self.source.info().name),
+        }
+    }
+}
+
+#[pymethods]
+impl Recording {
+    /// The recording's name (often its file name).
+    #[getter]
+    fn name(&self) -> String {
+        self.source.info().name.clone()
+    }
+
+    /// The exact sample rate in hertz.
+    #[getter]
+    fn sample_rate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        time::rate(py, self.source.info().sample_rate)
+    }
+
+    /// The sample rate in hertz as a float.
+    #[getter]
+    fn sample_rate_hz(&self) -> f64 {
+        self.source.info().sample_rate.rate_hz()
+    }
+
+    /// The number of channels.
+    #[getter]
+    fn channel_count(&self) -> usize {
+        self.source.info().channel_count()
+    }
+
+    /// Samples (time points) per channel.
+    #[getter]
+    fn samples(&self) -> u64 {
+        self.source.info().samples
+    }
+
+    /// The exact duration in seconds.
+    #[getter]
+    fn duration<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        time::seconds(py, self.source.info().duration().or_raise()?)
+    }
+
+    /// The exact time of sample 0 in seconds (SpikeGLX's `firstSample` / rate).
+    #[getter]
+    fn start_time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        time::seconds(py, self.source.info().start_time)
+    }
+
+    /// The channels' names.
+    #[getter]
+    fn channel_names(&self) -> Vec<String> {
+        self.source
+            .info()
+            .channels
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
+    /// Per channel, the multiplier from a stored value to its unit (`float32`).
+    #[getter]
+    fn gains<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        let g: Vec<f32> = self.source.info().channels.iter().map(|c| c.gain).collect();
+        PyArray1::from_vec(py, g)
+    }
+
+    /// Per channel, what is added after the gain (`float32`).
+    #[getter]
+    fn offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f32>> {
+        let o: Vec<f32> = self
+            .source
+            .info()
+            .channels
+            .iter()
+            .map(|c| c.offset)
+            .collect();
+        PyArray1::from_vec(py, o)
+    }
+
+    /// Per channel, the unit of the scaled values (`µV`, `mV`, …; `""` for none).
+    #[getter]
+    fn units(&self) -> Vec<String> {
+        self.source
+            .info()
+            .channels
+            .iter()
+            .map(|c| c.unit.symbol().to_string())
+            .collect()
+    }
+
+    /// The NumPy dtype of the stored values (what `read_stored` returns).
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArrayDescr> {
+        match self.source.info().format {
+            SampleFormat::I8 => numpy::dtype::<i8>(py),
+            SampleFormat::I16 => numpy::dtype::<i16>(py),
+            SampleFormat::U16 => numpy::dtype::<u16>(py),
+            SampleFormat::I32 => numpy::dtype::<i32>(py),
+            SampleFormat::F32 => numpy::dtype::<f32>(py),
+            SampleFormat::F64 => numpy::dtype::<f64>(py),
+        }
+    }
+
+    /// How samples are laid out in storage: `"time-major"` or `"channel-major"`.
+    #[getter]
+    fn order(&self) -> &'static str {
+        self.source.info().order.name()
+    }
+
+    /// Free-form metadata from the source (e.g. a SpikeGLX `.meta`'s keys).
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in &self.source.info().metadata {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// The path it was opened from, or `None`.
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        match &self.origin {
+            Origin::File { path, .. } => Some(path.clone()),
+            _ => None,
+        }
+    }
+
+    /// `"spikeglx"`, `"binary"`, `"synthetic"` or `"python"`.
+    #[getter]
+    fn format(&self) -> &'static str {
+        match &self.origin {
+            Origin::File {
+                format: FileFormat::SpikeGlx,
+                ..
+            } => "spikeglx",
+            Origin::File {
+                format: FileFormat::Binary,
+                ..
+            } => "binary",
+            Origin::Synthetic { .. } => "synthetic",
+            Origin::Python => "python",
+        }
+    }
+
+    /// What the reader noticed without refusing the file (e.g. a dropped partial frame).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    /// The files the recording consists of (its data file and its sidecar or `.meta`).
+    #[getter]
+    fn files(&self) -> PyResult<Vec<PathBuf>> {
+        Ok(self.input_files()?.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// The synthetic recording's planted dead channels (`None` for other recordings).
+    #[getter]
+    fn planted_dead(&self) -> Option<Vec<usize>> {
+        match &self.origin {
+            Origin::Synthetic { dead, .. } => Some(dead.clone()),
+            _ => None,
+        }
+    }
+
+    /// The synthetic recording's planted noisy channels (`None` for other recordings).
+    #[getter]
+    fn planted_noisy(&self) -> Option<Vec<usize>> {
+        match &self.origin {
+            Origin::Synthetic { noisy, .. } => Some(noisy.clone()),
+            _ => None,
+        }
+    }
+
+    /// Scaled values (`stored × gain + offset`, in each channel's unit: µV for extracellular
+    /// channels) of `channels` (default: all, in order) over samples `start..stop`, as a
+    /// `float32` array of shape `(channels, samples)`. With `out=`, fills that array (it must
+    /// be C-contiguous `float32` of exactly that shape) and returns it.
+    #[pyo3(signature = (channels=None, start=None, stop=None, *, out=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        channels: Option<&Bound<'py, PyAny>>,
+        start: Option<&Bound<'py, PyAny>>,
+        stop: Option<&Bound<'py, PyAny>>,
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let info = self.source.info();
+        let channels = args::channels(channels, info)?;
+        let range = args::sample_range(start, stop, info.samples, ("start", "stop"))?;
+        stored::read(py, &self.source, &channels, range, out)
+    }
+
+    /// The stored values (before gain and offset) of `channels` over `start..stop`, shape
+    /// `(channels, samples)`, in the stored dtype ([`dtype`]); `out=` as in `read`.
+    #[pyo3(signature = (channels=None, start=None, stop=None, *, out=None))]
+    fn read_stored<'py>(
+        &self,
+        py: Python<'py>,
+        channels: Option<&Bound<'py, PyAny>>,
+        start: Option<&Bound<'py, PyAny>>,
+        stop: Option<&Bound<'py, PyAny>>,
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let info = self.source.info();
+        let channels = args::channels(channels, info)?;
+        let range = args::sample_range(start, stop, info.samples, ("start", "stop"))?;
+        stored::read_stored(py, &self.source, &channels, range, out)
+    }
+
+    /// Halo windows over the whole recording: each owns `batch` samples (the last may own
+    /// fewer) and reads `halo` more on each side (an int, or `(left, right)`), clamped to the
+    /// recording; every `every`-th window. Read on a background thread (the next window while
+    /// Python works on this one), scaled as `read`.
+    #[pyo3(signature = (batch, halo=None, channels=None, every=None))]
+    fn windows(
+        &self,
+        batch: &Bound<'_, PyAny>,
+        halo: Option<&Bound<'_, PyAny>>,
+        channels: Option<&Bound<'_, PyAny>>,
+        every: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<WindowIterator> {
+        let info = self.source.info();
+        let batch = args::positive(batch, "batch")?;
+        let (left, right) = match halo.filter(|h| !h.is_none()) {
+            None => (0, 0),
+            Some(h) => match h.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>() {
+                Ok((l, r)) => (args::index(&l, "halo[0]")?, args::index(&r, "halo[1]")?),
+                Err(_) => {
+                    let both = args::index(h, "halo")?;
+                    (both, both)
+                }
+            },
+        };
+        let every = match every.filter(|e| !e.is_none()) {
+            None => 1,
+            Some(e) => args::positive(e, "every")?,
+        };
+        let channels = args::channels(channels, info)?;
+        if info.samples == 0 {
+            return Err(invalid(format!(
+                "{}: the recording has no samples",
+                self.label()
+            )));
+        }
+        let schedule =
+            ChunkSchedule::full_recording(info.samples, batch, left, right).or_raise()?;
+        let step = usize::try_from(every).unwrap_or(usize::MAX);
+        let windows: Vec<_> = schedule.into_windows().into_iter().step_by(step).collect();
+        Ok(WindowIterator::new(self.source.clone(), channels, windows))
+    }
+
+    fn __repr__(&self) -> String {
+        let info = self.source.info();
+        format!(
+            "<dspk.Recording {}: {} channels × {} samples at {}, {} {}>",
+            self.label(),
+            info.channel_count(),
+            info.samples,
+            info.sample_rate,
+            info.format.name(),
+            info.order.name()
+        )
+    }
+}
+
+/// Opens a recording file in any format dspk reads: a SpikeGLX `.bin` (with its `.meta`) or a
+/// raw binary file with a `<file>.json` sidecar.
+#[pyfunction]
+pub(crate) fn open(py: Python<'_>, path: PathBuf) -> PyResult<Recording> {
+    if !path.exists() {
+        // As the program says it, before format detection words it after the files it looked
+        // for.
+        return Err(error(
+            py,
+            Kind::NotFound,
+            format!("{}: no such file", path.display()),
+        ));
+    }
+    let rec = py.detach(|| dspk_io::open(&path)).or_raise()?;
+    let warnings = rec.warnings().to_vec();
+    let format = rec.format();
+    let mut r = Recording::new(rec.into_source(), Origin::File { path, format });
+    r.warnings = warnings;
+    Ok(r)
+}
+
+/// The built-in synthetic Neuropixels-like recording: `seconds` long (default 60) or exactly
+/// `samples` samples, `channels` channels (default 384) at `sample_rate` (default 30 kHz),
+/// int16 stored with a µV gain, seeded noise and spikes, and planted dead and noisy channels
+/// (default: the probe's own, those below `channels`).
+#[pyfunction]
+#[pyo3(signature = (seconds=None, *, samples=None, channels=None, sample_rate=None, seed=None, dead=None, noisy=None))]
+pub(crate) fn synthetic(
+    seconds: Option<&Bound<'_, PyAny>>,
+    samples: Option<&Bound<'_, PyAny>>,
+    channels: Option<&Bound<'_, PyAny>>,
+    sample_rate: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+    dead: Option<Vec<usize>>,
+    noisy: Option<Vec<usize>>,
+) -> PyResult<Recording> {
+    let mut config =
+        SyntheticConfig::default().with_seed(args::opt_index(seed, "seed")?.unwrap_or(0));
+    if let Some(rate) = sample_rate.filter(|r| !r.is_none()) {
+        config.sample_rate = args::rate(rate)?;
+    }
+    if let Some(c) = channels.filter(|c| !c.is_none()) {
+        let count = usize::try_from(args::positive(c, "channels")?).unwrap_or(usize::MAX);
+        if count > dspk_io::MAX_CHANNELS {
+            return Err(invalid(format!(
+                "channels {count} is more than dspk reads ({})",
+                dspk_io::MAX_CHANNELS
+            )));
+        }
+        let keep = |v: &[usize]| v.iter().copied().filter(|&i| i < count).collect::<Vec<_>>();
+        let (d, n) = (keep(&config.dead), keep(&config.noisy));
+        config = config.with_channels(count, d, n);
+    }
+    if let Some(d) = dead {
+        config.dead = d;
+    }
+    if let Some(n) = noisy {
+        config.noisy = n;
+    }
+    config.samples = match (
+        seconds.filter(|s| !s.is_none()),
+        samples.filter(|s| !s.is_none()),
+    ) {
+        (Some(_), Some(_)) => return Err(invalid("give seconds or samples, not both")),
+        (Some(s), None) => args::seconds(s, "seconds")?
+            .to_sample_index(config.sample_rate)
+            .or_raise()?,
+        (None, Some(n)) => args::index(n, "samples")?,
+        (None, None) => config.samples,
+    };
+    if config.samples == 0 {
+        return Err(invalid(
+            "the synthetic recording would be empty: it needs at least one sample",
+        ));
+    }
+    let rec = SyntheticRecording::new(config).or_raise()?;
+    let origin = Origin::Synthetic {
+        dead: rec.dead_channels().to_vec(),
+        noisy: rec.noisy_channels().to_vec(),
+    };
+    Ok(Recording::new(Arc::new(rec), origin))
+}
+
+/// Test support: runs dspk's `RecordingSource` conformance suite (the checks every Rust
+/// source passes) on `recording` with `seed`; raises `AssertionError` with the first
+/// violation.
+#[pyfunction]
+#[pyo3(name = "_check_conformance")]
+pub(crate) fn check_conformance(py: Python<'_>, recording: &Recording, seed: u64) -> PyResult<()> {
+    let source = recording.source.clone();
+    let outcome = py.detach(move || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            dspk_types::conformance::check_all(&*source, seed);
+        }))
+    });
+    outcome.map_err(|panic| {
+        pyo3::exceptions::PyAssertionError::new_err(crate::windows::panic_text(&*panic))
+    })
+}
+
+/// `MemoryOrder` from its name (`time-major`, `channel-major`).
+pub(crate) fn order_from(name: &str) -> PyResult<MemoryOrder> {
+    name.parse::<MemoryOrder>().map_err(|_| {
+        invalid(format!(
+            "order {name:?} is not a layout: use \"time-major\" or \"channel-major\""
+        ))
+    })
+}

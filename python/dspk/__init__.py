@@ -1,0 +1,182 @@
+"""dspk: electrophysiology recordings off the disk, decoded to microvolts, onto any GPU.
+
+The Python face of the dspk Rust crates (the same code as the ``dspk`` program):
+
+- :func:`open` a SpikeGLX ``.bin`` (with its ``.meta``) or a raw binary file with a JSON
+  sidecar, or make the built-in :func:`synthetic` Neuropixels-like probe: a :class:`Recording`
+  with an exact ``sample_rate`` (:class:`fractions.Fraction`), channel names, gains, units...
+- :meth:`Recording.read` returns ``float32`` ``(channels, samples)`` in µV (``out=`` fills your
+  own array); :meth:`Recording.read_stored` the stored values; :meth:`Recording.windows`
+  iterates over halo windows read on a background thread.
+- :func:`scan` (per-channel statistics, dead and noisy channels, the mask) and :func:`convert`
+  run dspk's device pass; :func:`devices` lists the compute devices.
+- :mod:`dspk.spikeinterface`: :class:`~dspk.spikeinterface.DspkRecording`, a SpikeInterface
+  recording read by dspk, and :func:`from_spikeinterface`, any SpikeInterface recording as a
+  dspk recording.
+
+Every error is a :class:`DspkError`; its subclasses also derive from the built-in exception a
+Python user expects (``ValueError``, ``OSError``, ``FileNotFoundError``, ``RuntimeError``).
+The GIL is released during reads and device passes.
+"""
+
+from __future__ import annotations
+
+import os as _os
+from typing import Callable, Optional, Sequence, Union
+
+from . import _dspk
+from ._dspk import (
+    ConvertResult,
+    DeviceError,
+    DspkError,
+    InvalidInputError,
+    ProgressEvent,
+    Recording,
+    RecordingFileError,
+    RecordingNotFoundError,
+    ScanResult,
+    UnsupportedFormatError,
+    Window,
+    WindowIterator,
+    devices,
+    open,
+    synthetic,
+)
+from ._progress import default_progress as _default_progress
+
+__version__: str = _dspk.__version__
+
+__all__ = [
+    "ConvertResult",
+    "DeviceError",
+    "DspkError",
+    "InvalidInputError",
+    "ProgressEvent",
+    "Recording",
+    "RecordingFileError",
+    "RecordingNotFoundError",
+    "ScanResult",
+    "UnsupportedFormatError",
+    "Window",
+    "WindowIterator",
+    "convert",
+    "devices",
+    "from_spikeinterface",
+    "open",
+    "scan",
+    "synthetic",
+]
+
+Progress = Union[Callable[[ProgressEvent], object], bool, None]
+
+
+def _progress_callback(progress: Progress, what: str):
+    """The callable a pass reports to: the caller's, a tqdm bar (``None`` on a terminal with
+    tqdm installed, or ``True``), or nothing (``False``)."""
+    if progress is False:
+        return None, None
+    if progress is None or progress is True:
+        bar = _default_progress(what, force=progress is True)
+        return bar, bar
+    if not callable(progress):
+        raise InvalidInputError(
+            f"progress must be a callable taking a dspk.ProgressEvent, True, False or None, "
+            f"not {type(progress).__name__}"
+        )
+    return progress, None
+
+
+def scan(
+    recording: Recording,
+    *,
+    runtime: Optional[str] = None,
+    start: Optional[int] = None,
+    end: Optional[int] = None,
+    progress: Progress = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+) -> ScanResult:
+    """Scans samples ``start:end`` of ``recording`` on a compute device, as ``dspk scan`` does.
+
+    Every window is decoded on the device to µV; per-channel min, max, mean, RMS and standard
+    deviation are merged in float64; channels are flagged dead (flat) or noisy, and the mask
+    leaves them out.
+
+    Args:
+        recording: what to scan.
+        runtime: ``"wgpu"``, ``"cuda"``, ``"hip"`` or ``"cpu"`` (default: ``$DSPK_RUNTIME``,
+            else the first compiled in).
+        start: first sample (default 0).
+        end: one past the last sample (default: the end).
+        progress: a callable receiving :class:`ProgressEvent` objects; ``None`` (default) draws
+            a tqdm bar when tqdm is installed and stderr is a terminal; ``False`` reports
+            nothing. An exception it raises is raised after the pass.
+        window_samples: samples per window (default: one second, within one device buffer).
+        decode: ``"staging"`` (default where possible) or ``"copy"``, for measurements.
+    """
+    callback, bar = _progress_callback(progress, "scan")
+    try:
+        return _dspk.scan(
+            recording,
+            runtime=runtime,
+            start=start,
+            end=end,
+            progress=callback,
+            window_samples=window_samples,
+            decode=decode,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def convert(
+    recording: Recording,
+    out: Union[str, "_os.PathLike[str]"],
+    *,
+    channel_map: Union[str, "_os.PathLike[str]", None] = None,
+    channels: Optional[Sequence[int]] = None,
+    start: Optional[int] = None,
+    end: Optional[int] = None,
+    order: str = "time-major",
+    runtime: Optional[str] = None,
+    progress: Progress = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+) -> ConvertResult:
+    """Converts ``recording`` to a raw binary ``float32`` µV file with a JSON sidecar
+    (``<out>.json``), decoded on the device, as ``dspk convert`` does.
+
+    The channel map (a TOML or JSON file) applies first, then ``channels`` (indices into the
+    mapped channels, in the order wanted) and samples ``start:end``. An output that would
+    overwrite one of the recording's files or the map, a directory, or a file in a directory
+    that does not exist is refused before anything is read; a conversion that fails leaves no
+    partial output and the previous output as it was.
+    """
+    callback, bar = _progress_callback(progress, "convert")
+    try:
+        return _dspk.convert(
+            recording,
+            out,
+            channel_map=channel_map,
+            channels=channels,
+            start=start,
+            end=end,
+            order=order,
+            runtime=runtime,
+            progress=callback,
+            window_samples=window_samples,
+            decode=decode,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def from_spikeinterface(recording, segment_index: int = 0) -> Recording:
+    """Any SpikeInterface recording (every format Neo reads) as a dspk :class:`Recording`: its
+    stored traces, gains and offsets to µV, so that :func:`scan` and every other dspk function
+    run on it. See :func:`dspk.spikeinterface.from_spikeinterface`."""
+    from .spikeinterface import from_spikeinterface as _from
+
+    return _from(recording, segment_index=segment_index)

@@ -1,0 +1,222 @@
+"""SpikeInterface, both directions.
+
+- :class:`DspkRecording`: a recording file read by dspk as a real SpikeInterface
+  ``BaseRecording`` (segments, channel ids, ``gain_to_uV``/``offset_to_uV``, the probe of a
+  SpikeGLX imec file), picklable through its ``_kwargs`` so process pools (fork and spawn) and
+  ``save()`` work with it.
+- :func:`from_spikeinterface`: any SpikeInterface recording as a dspk :class:`~dspk.Recording`,
+  so :func:`dspk.scan` runs on every format Neo reads.
+
+SpikeInterface is imported by this module only (``import dspk`` does not need it).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import numpy as np
+from spikeinterface.core import BaseRecording, BaseRecordingSegment
+
+from . import _dspk
+
+__all__ = ["DspkRecording", "DspkRecordingSegment", "from_spikeinterface"]
+
+# How many µV one unit of a channel's scaled values is (SpikeInterface scales to µV).
+_MICROVOLTS_PER_UNIT = {"V": 1e6, "mV": 1e3, "µV": 1.0}
+
+
+def _neural_channels(rec: _dspk.Recording) -> list:
+    """The channels SpikeInterface's own SpikeGLX reader puts in an imec stream: all but the
+    sync channel (``SY…``), which Neo gives a stream of its own. Every channel of other files."""
+    names = rec.channel_names
+    if rec.format == "spikeglx" and rec.metadata.get("typeThis") == "imec":
+        return [i for i, n in enumerate(names) if not n.startswith("SY")]
+    return list(range(len(names)))
+
+
+class DspkRecordingSegment(BaseRecordingSegment):
+    """The one segment of a :class:`DspkRecording`: stored values read by dspk."""
+
+    def __init__(self, rec: _dspk.Recording, channels: list, sampling_frequency: float):
+        t_start = float(rec.start_time)
+        BaseRecordingSegment.__init__(
+            self, sampling_frequency=sampling_frequency, t_start=t_start or None
+        )
+        self._rec = rec
+        self._channels = channels
+
+    def get_num_samples(self) -> int:
+        return self._rec.samples
+
+    def get_traces(self, start_frame=None, end_frame=None, channel_indices=None) -> np.ndarray:
+        start, stop = _frames(start_frame, end_frame, self._rec.samples)
+        channels = _selected(self._channels, channel_indices)
+        # dspk reads channel-major; the transpose is SpikeInterface's (samples, channels).
+        return self._rec.read_stored(channels, start, stop).T
+
+
+class DspkRecording(BaseRecording):
+    """A recording file read by dspk, as a SpikeInterface recording.
+
+    Any format :func:`dspk.open` reads (SpikeGLX ``.bin`` + ``.meta``, raw binary + JSON
+    sidecar). Channel ids are dspk's channel names; ``gain_to_uV``/``offset_to_uV`` come from
+    the file, so ``get_traces(return_in_uV=True)`` is in µV (and is computed by dspk, in the
+    same ``float32`` arithmetic as SpikeInterface's, from the gains set on this object). A
+    SpikeGLX imec file leaves out its sync channel, as SpikeInterface's ``read_spikeglx`` does,
+    and carries its probe (probeinterface, from the ``.meta``).
+    """
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"]):
+        path = Path(path).absolute()
+        rec = _dspk.open(path)
+        channels = _neural_channels(rec)
+        names = rec.channel_names
+        sampling_frequency = float(rec.sample_rate)
+        BaseRecording.__init__(
+            self,
+            sampling_frequency=sampling_frequency,
+            channel_ids=np.array([names[c] for c in channels]),
+            dtype=rec.dtype,
+        )
+        self._dspk = rec
+        self._channels = channels
+        self.add_recording_segment(DspkRecordingSegment(rec, channels, sampling_frequency))
+        units = rec.units
+        if all(units[c] in _MICROVOLTS_PER_UNIT for c in channels):
+            factor = np.array([_MICROVOLTS_PER_UNIT[units[c]] for c in channels])
+            self.set_channel_gains(rec.gains[channels].astype("float64") * factor)
+            self.set_channel_offsets(rec.offsets[channels].astype("float64") * factor)
+        self._gains_uv = self.get_channel_gains().astype("float32") if self.has_scaleable_traces() else None
+        self._offsets_uv = self.get_channel_offsets().astype("float32") if self.has_scaleable_traces() else None
+        if rec.format == "spikeglx" and rec.metadata.get("typeThis") == "imec":
+            self._attach_probe(rec)
+        self._kwargs = {"path": str(path)}
+
+    def _attach_probe(self, rec: _dspk.Recording) -> None:
+        """The probe of a SpikeGLX imec file (its ``~imroTbl`` and geometry), as
+        SpikeInterface's reader attaches it."""
+        import probeinterface
+
+        meta = [f for f in rec.files if str(f).endswith(".meta")][0]
+        try:
+            probe = probeinterface.read_spikeglx(meta)
+        except Exception as e:  # a .meta without geometry: no probe, as SpikeInterface warns
+            import warnings
+
+            warnings.warn(f"{meta}: no probe attached: {e}", UserWarning, stacklevel=3)
+            return
+        if probe.get_contact_count() != self.get_num_channels():
+            return
+        group_mode = "by_shank" if probe.shank_ids is not None else "auto"
+        self.set_probe(probe, group_mode=group_mode)
+
+    def get_traces(
+        self,
+        segment_index: Optional[int] = None,
+        start_frame: Optional[int] = None,
+        end_frame: Optional[int] = None,
+        channel_ids=None,
+        order=None,
+        return_in_uV: bool = False,
+    ) -> np.ndarray:
+        """SpikeInterface's ``get_traces``; with ``return_in_uV=True`` the µV values come
+        straight from dspk's read (``stored × gain + offset`` in ``float32``, one pass, no
+        temporaries) whenever the gains and offsets are still the file's."""
+        if not return_in_uV or not self._scaling_is_the_files():
+            return BaseRecording.get_traces(
+                self,
+                segment_index=segment_index,
+                start_frame=start_frame,
+                end_frame=end_frame,
+                channel_ids=channel_ids,
+                order=order,
+                return_in_uV=return_in_uV,
+            )
+        self._check_segment_index(segment_index)
+        indices = self.ids_to_indices(channel_ids, prefer_slice=True)
+        start, stop = _frames(start_frame, end_frame, self._dspk.samples)
+        channels = _selected(self._channels, indices)
+        traces = self._dspk.read(channels, start, stop).T
+        if order is not None:
+            traces = np.asanyarray(traces, order=order)
+        return traces
+
+    def _scaling_is_the_files(self) -> bool:
+        """Whether ``gain_to_uV``/``offset_to_uV`` are still what the file says (a user may set
+        others, which SpikeInterface's own path then applies)."""
+        if self._gains_uv is None or not self.has_scaleable_traces():
+            return False
+        gains = self.get_property("gain_to_uV").astype("float32")
+        offsets = self.get_property("offset_to_uV").astype("float32")
+        return np.array_equal(gains, self._gains_uv) and np.array_equal(offsets, self._offsets_uv)
+
+
+def _frames(start_frame, end_frame, samples: int):
+    """SpikeInterface's frame arguments as a sample range (``None``: the segment's ends; an end
+    past the segment is cut, as SpikeInterface does)."""
+    start = 0 if start_frame is None else int(start_frame)
+    stop = samples if end_frame is None else min(int(end_frame), samples)
+    return start, stop
+
+
+def _selected(channels: list, indices) -> Optional[list]:
+    """dspk's channel indices for SpikeInterface's ``channel_indices`` (``None``, a slice or
+    indices into the recording's channels)."""
+    if indices is None:
+        return channels
+    if isinstance(indices, slice):
+        return channels[indices]
+    return [channels[int(i)] for i in np.asarray(indices).ravel()]
+
+
+def from_spikeinterface(recording: BaseRecording, segment_index: int = 0) -> _dspk.Recording:
+    """Any SpikeInterface recording (every format Neo reads) as a dspk ``Recording``.
+
+    Segment ``segment_index`` (default 0). dspk reads its stored traces
+    (``get_traces(return_in_uV=False)``) and scales them with the recording's
+    ``gain_to_uV``/``offset_to_uV`` in dspk's own ``float32`` rule, so :func:`dspk.scan` of it
+    equals the scan of the same file opened by :func:`dspk.open`. A recording without gains is
+    read as it is (floating-point traces count as µV, as in SpikeInterface).
+    """
+    segment_index = int(segment_index)
+    if not 0 <= segment_index < recording.get_num_segments():
+        raise _dspk.InvalidInputError(
+            f"segment_index {segment_index} does not exist: the recording has "
+            f"{recording.get_num_segments()} segments"
+        )
+    ids = np.asarray(recording.get_channel_ids())
+    count = len(ids)
+    dtype = np.dtype(recording.get_dtype())
+    if recording.has_scaleable_traces():
+        gains = [float(g) for g in recording.get_channel_gains()]
+        offsets = [float(o) for o in recording.get_channel_offsets()]
+        units = ["µV"] * count
+    else:
+        gains = [1.0] * count
+        offsets = [0.0] * count
+        units = ["µV" if dtype.kind == "f" else ""] * count
+
+    def read_stored(start: int, stop: int, channels: Sequence[int]) -> np.ndarray:
+        all_channels = len(channels) == count and list(channels) == list(range(count))
+        traces = recording.get_traces(
+            segment_index=segment_index,
+            start_frame=start,
+            end_frame=stop,
+            channel_ids=None if all_channels else ids[list(channels)],
+            return_in_uV=False,
+        )
+        return np.ascontiguousarray(np.asarray(traces, dtype=dtype).T)
+
+    return _dspk._from_python_source(
+        read_stored,
+        name=str(getattr(recording, "name", None) or type(recording).__name__),
+        sample_rate=float(recording.get_sampling_frequency()),
+        samples=int(recording.get_num_samples(segment_index=segment_index)),
+        dtype=dtype.name,
+        channel_names=[str(i) for i in ids],
+        gains=gains,
+        offsets=offsets,
+        units=units,
+    )
