@@ -39,6 +39,7 @@
 mod binary;
 mod decode;
 mod detect;
+mod guard;
 mod mapped;
 mod raw;
 mod spikeglx;
@@ -46,6 +47,7 @@ mod writer;
 
 pub use binary::*;
 pub use detect::*;
+pub use guard::*;
 pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};
 pub use spikeglx::*;
 pub use writer::*;

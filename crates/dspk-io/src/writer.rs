@@ -14,6 +14,7 @@ use dspk_types::{
 
 use crate::binary::{BinarySidecar, sidecar_path};
 use crate::decode;
+use crate::raw::file_error;
 
 /// The stage name of [`write_binary`]'s progress events (unit `"samples"`).
 pub const WRITE_STAGE: &str = "write";
@@ -204,6 +205,8 @@ impl BinaryWriter {
 
     fn with_sidecar(path: &Path, sidecar: BinarySidecar, total: u64) -> DspResult<Self> {
         sidecar.check(&sidecar_path(path))?;
+        check_output_path(path)?;
+        check_output_path(&sidecar_path(path))?;
         let mut data = TempFile::create(path)?;
         if sidecar.order == MemoryOrder::ChannelMajor {
             let len = (sidecar.channel_count as u64)
@@ -356,12 +359,84 @@ impl BinaryWriter {
             order: self.sidecar.order,
             bytes: self.written * (self.sidecar.channel_count * self.sidecar.format.bytes()) as u64,
         };
-        self.data.persist(&self.path)?;
-        if let Err(e) = side.persist(&side_path) {
-            let _ = std::fs::remove_file(&self.path);
+        check_output_path(&self.path)?;
+        check_output_path(&side_path)?;
+        // The previous output, if any, is moved aside first and put back if either file
+        // cannot be moved into place: a failed write leaves what was there as it was.
+        let old_data = Backup::take(&self.path)?;
+        if let Err(e) = self.data.persist(&self.path) {
+            old_data.restore(&self.path);
             return Err(e);
         }
+        let old_side = match Backup::take(&side_path) {
+            Ok(b) => b,
+            Err(e) => {
+                old_data.restore(&self.path);
+                return Err(e);
+            }
+        };
+        if let Err(e) = side.persist(&side_path) {
+            old_side.restore(&side_path);
+            old_data.restore(&self.path);
+            return Err(e);
+        }
+        old_data.discard();
+        old_side.discard();
         Ok(summary)
+    }
+}
+
+/// Refuses an output path that is a directory (or any other non-file), before anything is
+/// written.
+fn check_output_path(path: &Path) -> DspResult<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(file_error(
+            path,
+            "is a directory: an output file cannot be written there",
+        )),
+        Ok(m) if !m.is_file() => Err(file_error(
+            path,
+            "is not a regular file: an output file cannot be written there",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A previous output file moved aside while a new one is moved into place.
+struct Backup(Option<PathBuf>);
+
+impl Backup {
+    /// Moves `target` aside when it exists (a hidden sibling); nothing when it does not.
+    fn take(target: &Path) -> DspResult<Self> {
+        if std::fs::symlink_metadata(target).is_err() {
+            return Ok(Self(None));
+        }
+        let name = target
+            .file_name()
+            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+        let aside = target.with_file_name(format!(".{name}.{}.dspk-old", std::process::id()));
+        std::fs::rename(target, &aside)
+            .map_err(|e| DspError::io(target, "cannot move the previous output aside", &e))?;
+        Ok(Self(Some(aside)))
+    }
+
+    /// Puts the previous output back at `target` (best effort: it is an error path already).
+    fn restore(self, target: &Path) {
+        match &self.0 {
+            Some(aside) => {
+                let _ = std::fs::rename(aside, target);
+            }
+            None => {
+                let _ = std::fs::remove_file(target);
+            }
+        }
+    }
+
+    /// The new output is in place: the previous one goes.
+    fn discard(self) {
+        if let Some(aside) = &self.0 {
+            let _ = std::fs::remove_file(aside);
+        }
     }
 }
 

@@ -408,3 +408,51 @@ fn binary_writer_windows_and_cleanup() {
     assert_eq!(all_stored(&rec), stored);
     assert_eq!(rec.info().channels[1].gain, 9.0);
 }
+
+#[test]
+fn a_failed_finish_keeps_the_previous_output() {
+    let dir = Scratch::new("writer-keep");
+    let rate = SampleRate::new(1_000.0).expect("rate");
+    let info = RecordingInfo::new("k", 2, 5, rate, SampleFormat::I16, MemoryOrder::TimeMajor);
+    let values: Vec<f32> = (0..10).map(|i| i as f32 * 0.25 - 1.0).collect();
+    // An output and sidecar from an earlier run.
+    let path = dir.path("out.bin");
+    let side = dir.path("out.bin.json");
+    let mut w = BinaryWriter::create(&path, &info, MemoryOrder::TimeMajor).expect("create");
+    w.write_window(&values).expect("window");
+    w.finish().expect("finish");
+    let (old_data, old_side) = (std::fs::read(&path).unwrap(), std::fs::read(&side).unwrap());
+
+    // A directory appears where the sidecar goes while the next run writes: its finish fails
+    // and both files of the earlier run are as they were, with nothing else left behind.
+    let mut w = BinaryWriter::create(&path, &info, MemoryOrder::ChannelMajor).expect("create");
+    w.write_window(&values.iter().map(|v| v * 3.0).collect::<Vec<_>>())
+        .expect("window");
+    std::fs::rename(&side, dir.path("kept.json")).unwrap();
+    std::fs::create_dir(&side).unwrap();
+    let e = w.finish().expect_err("the sidecar path is a directory");
+    assert!(
+        e.to_string().contains("out.bin.json") && e.to_string().contains("directory"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        old_data,
+        "the previous data file is kept"
+    );
+    std::fs::remove_dir(&side).unwrap();
+    std::fs::rename(dir.path("kept.json"), &side).unwrap();
+    assert_eq!(std::fs::read(&side).unwrap(), old_side);
+    let mut files = dir.files();
+    files.sort();
+    assert_eq!(files, ["out.bin", "out.bin.json"]);
+
+    // An output path that is a directory is refused when the writer is created.
+    std::fs::create_dir(dir.path("d.bin")).unwrap();
+    let e = BinaryWriter::create(dir.path("d.bin"), &info, MemoryOrder::TimeMajor)
+        .expect_err("a directory");
+    assert!(
+        e.to_string().contains("d.bin") && e.to_string().contains("directory"),
+        "{e}"
+    );
+}
