@@ -164,7 +164,11 @@ impl BinarySidecar {
 
     /// Parses and checks sidecar text; `path` names the file in errors.
     pub fn parse(text: &str, path: &Path) -> DspResult<Self> {
-        let sidecar: Self = serde_json::from_str(text)
+        // The path of the field at fault leads the message (`sample_rate: invalid type: …`).
+        let mut de = serde_json::Deserializer::from_str(text);
+        let sidecar: Self = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| file_error(path, format!("invalid sidecar: {}", field_error(&e))))?;
+        de.end()
             .map_err(|e| file_error(path, format!("invalid sidecar: {e}")))?;
         sidecar.check(path)?;
         Ok(sidecar)
@@ -244,12 +248,23 @@ pub fn sidecar_path(data: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// `(data, sidecar)` for a path naming either: a path ending in `.json` whose stem exists is
-/// taken as the sidecar.
+/// A sidecar parse error as `field: what is wrong` (no field for errors of the whole text).
+fn field_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = e.path().to_string();
+    if path.is_empty() || path == "." {
+        e.inner().to_string()
+    } else {
+        format!("{path}: {}", e.inner())
+    }
+}
+
+/// `(data, sidecar)` for a path naming either: a path ending in `.json` is taken as the
+/// sidecar when its stem exists, or when it is a file with no sidecar of its own (so a sidecar
+/// whose data file is missing is reported as that).
 pub(crate) fn binary_paths(path: &Path) -> (PathBuf, PathBuf) {
     if path.extension().is_some_and(|e| e == "json") {
         let data = path.with_extension("");
-        if data.is_file() {
+        if data.is_file() || (path.is_file() && !sidecar_path(path).exists()) {
             return (data, path.to_path_buf());
         }
     }

@@ -223,7 +223,7 @@ impl Serialize for SampleRate {
 
 impl<'de> Deserialize<'de> for SampleRate {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match NumberOrText::deserialize(d)? {
+        match NumberOrText::read(d, "a sample rate in hertz: a number or exact text (\"30000\", \"30000.12\", \"750003/25\")")? {
             NumberOrText::Int(n) => SampleRate::from_ratio(n, 1),
             NumberOrText::Float(x) => SampleRate::new(x),
             NumberOrText::Text(t) => t.parse(),
@@ -232,12 +232,49 @@ impl<'de> Deserialize<'de> for SampleRate {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A number or a text, as a sidecar or a TOML file writes rates and times.
 enum NumberOrText {
     Int(u64),
     Float(f64),
     Text(String),
+}
+
+impl NumberOrText {
+    /// Reads one; anything else is an error that says what was `expecting` (no internal type
+    /// name reaches the user).
+    fn read<'de, D: Deserializer<'de>>(d: D, expecting: &'static str) -> Result<Self, D::Error> {
+        d.deserialize_any(NumberOrTextVisitor(expecting))
+    }
+}
+
+struct NumberOrTextVisitor(&'static str);
+
+impl serde::de::Visitor<'_> for NumberOrTextVisitor {
+    type Value = NumberOrText;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Int(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<NumberOrText, E> {
+        Ok(match u64::try_from(v) {
+            Ok(v) => NumberOrText::Int(v),
+            // Negative: the readers refuse it with their own message.
+            Err(_) => NumberOrText::Float(v as f64),
+        })
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Float(v))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<NumberOrText, E> {
+        Ok(NumberOrText::Text(v.to_owned()))
+    }
 }
 
 /// An exact, non-negative time in seconds: a reduced fraction of two `u128`.
@@ -383,7 +420,10 @@ impl Serialize for RationalTime {
 
 impl<'de> Deserialize<'de> for RationalTime {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match NumberOrText::deserialize(d)? {
+        match NumberOrText::read(
+            d,
+            "a time in seconds: a number or exact text (\"12.5\", \"1/3\")",
+        )? {
             NumberOrText::Int(n) => Ok(RationalTime(Ratio::from_integer(u128::from(n)))),
             NumberOrText::Float(x) => RationalTime::from_seconds_f64(x),
             NumberOrText::Text(t) => t.parse(),
