@@ -319,6 +319,34 @@ fn a_problem_larger_than_the_grid_or_32_bits_is_an_error() {
     });
 }
 
+#[test]
+fn statistics_windows_over_the_largest_binding_are_refused_up_front() {
+    const NAME: &str = "statistics_windows_over_the_largest_binding_are_refused_up_front";
+    for_each_runtime(NAME, |target, client| {
+        let binding = max_binding_bytes(client);
+        for channels in [1usize, 384] {
+            // f32 windows: 4 bytes per sample per channel in one binding (and 32-bit indexing).
+            let fit = (binding / (4 * channels as u64)).min(MAX_DEVICE_ELEMENTS / channels as u64);
+            assert_eq!(
+                fit,
+                max_window_samples(client, channels, SampleFormat::F32),
+                "{target}"
+            );
+            let err = ChannelStatsKernel::new(client, channels, fit as usize + 1)
+                .expect_err("one sample more than fits");
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!("at most {fit} samples per window fit"))
+                    && text.contains(&format!("{binding} bytes")),
+                "{target}, {channels} channels: {text}"
+            );
+        }
+        // The window that fits exactly is accepted.
+        let fit = max_window_samples(client, 384, SampleFormat::F32) as usize;
+        ChannelStatsKernel::new(client, 384, fit).unwrap_or_else(|e| panic!("{target}: {e}"));
+    });
+}
+
 /// Asserts device statistics equal the f64 reference: count, min and max exactly; sum within
 /// 1e-5 of the sum of magnitudes (a sum near zero has no relative precision to test); sum of
 /// squares within 1e-5 relative.

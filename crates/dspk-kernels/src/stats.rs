@@ -11,12 +11,12 @@ use std::ops::Range;
 
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use dspk_types::{DspError, DspResult};
+use dspk_types::{DspError, DspResult, SampleFormat};
 
 use crate::args::f32_arg;
 use crate::decode::{DecodedWindow, read_f32};
 use crate::geometry::{GridLimits, LaunchGeometry, element_position, row_share_of};
-use crate::limits::device_elements;
+use crate::limits::{check_window_fits, device_elements};
 use crate::special::{negative_infinity, positive_infinity};
 
 /// Samples of one channel that one cube reduces into one partial.
@@ -242,6 +242,9 @@ impl ChannelStatsKernel {
             )));
         }
         device_elements("statistics window", &[channels, max_samples])?;
+        // The decoded f32 window it reads is one storage binding: refused here, before any
+        // allocation, with the samples per window that fit, rather than at read-back.
+        check_window_fits(client, channels, max_samples, SampleFormat::F32)?;
         let rows = channels * max_samples.div_ceil(STATS_CHUNK);
         let mut kernel = ChannelStatsKernel {
             client: client.clone(),
