@@ -4,4 +4,5 @@ mod device;
 mod exit;
 mod kernels;
 mod staged;
+mod stream;
 mod upload;

@@ -10,22 +10,19 @@ use dspk_device::upload::{
 use dspk_kernels::{
     Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL, StagedDecode,
 };
+use dspk_stream::{compile_decode_in_staging, launch_of};
 use dspk_tests::{for_each_runtime, test_rng, visible};
 use dspk_types::{ComputeTarget, DspError, MemoryOrder, SampleFormat};
 use rand::Rng as _;
 
 use crate::kernels::{assert_decoded, host_decode, random_scaling, random_stored};
 
-/// The staged decode kernel compiled for `uploader`, or `None` where it cannot run.
-fn compile(uploader: &Uploader) -> Option<StagingKernel> {
-    uploader
-        .staging_kernel(
-            "test decode in staging",
-            STAGED_DECODE_WGSL,
-            STAGED_DECODE_ENTRY,
-            STAGED_DECODE_BUFFERS,
-        )
+/// The staged decode kernel compiled (by dspk-stream, as a pass compiles it) for `uploader`'s
+/// device, or `None` where it cannot run through `uploader`.
+fn compile(client: &Client, uploader: &Uploader) -> Option<StagingKernel> {
+    compile_decode_in_staging(client)
         .expect("the decode kernel compiles")
+        .filter(|_| uploader.runs_staging_kernels())
 }
 
 /// Stages `stored` (a window of `samples` samples, in the decoder's order) and decodes it there.
@@ -36,14 +33,8 @@ fn decode_staged(
     stored: &[u8],
     frame: usize,
 ) -> Result<(), DspError> {
-    let launch = StagingLaunch {
-        kernel,
-        buffers: &launch.buffers,
-        params: &launch.params,
-        workgroups: launch.workgroups,
-    };
     uploader.upload(
-        Destination::Kernel(launch),
+        Destination::Kernel(launch_of(kernel, launch)),
         stored.len(),
         frame,
         |offset, piece| {
@@ -81,7 +72,7 @@ fn decode_in_staging_equals_the_host_and_the_copy_path() {
             assert!(decoder.decodes_in_staging());
             let mut uploader = Uploader::new(client, (max_samples * channels * 2) as u64, 3)
                 .unwrap_or_else(|e| panic!("{target}: uploader: {e}"));
-            let Some(kernel) = compile(&uploader) else {
+            let Some(kernel) = compile(client, &uploader) else {
                 // Only wgpu's Vulkan devices stage in dspk's host memory; the tests' wgpu
                 // devices are Vulkan (lavapipe in CI), so there it must run.
                 assert_ne!(
@@ -178,7 +169,7 @@ fn staging_kernels_are_refused_clearly() {
         let frame = channels * 2;
         let mut uploader = Uploader::new(client, (samples * frame) as u64, 2)
             .unwrap_or_else(|e| panic!("{target}: {e}"));
-        let Some(kernel) = compile(&uploader) else {
+        let Some(kernel) = compile(client, &uploader) else {
             assert_ne!(
                 target,
                 ComputeTarget::Wgpu,

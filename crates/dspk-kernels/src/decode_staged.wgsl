@@ -1,5 +1,5 @@
 // The decode kernel that reads an int16 window in place, from the host staging buffer it was
-// filled into (dspk-device's `Uploader::upload_through`), and writes it as scaled f32
+// filled into (dspk-device's `Uploader::upload` to a `Destination::Kernel`), and writes it as scaled f32
 // channel-major: decoded[c * samples + t] = f32(stored(c, t)) * gains[c] + offsets[c], where the
 // window is time-major (params[4] == 0: stored(c, t) is value t * channels + c) or channel-major
 // (params[4] == 1: value c * samples + t, so value v lands at decoded[v]).

@@ -496,11 +496,10 @@ fn staged_variants() -> Result<(), String> {
                 .staging_kernel(name, wgsl, entry, STAGED_DECODE_BUFFERS)
                 .map_err(|e| e.to_string())?
                 .ok_or("staging kernels cannot run here")?;
+            // dspk-stream's launch of the decode in staging, at this variant's workgroups.
             let launch = StagingLaunch {
-                kernel: &kernel,
-                buffers: &launch.buffers,
-                params: &launch.params,
                 workgroups: *workgroups,
+                ..dspk_stream::launch_of(&kernel, &launch)
             };
             uploader
                 .upload(
