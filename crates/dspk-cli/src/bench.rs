@@ -5,21 +5,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dspk_device::upload::{Destination, Staging, StagingLaunch, Uploader};
+use dspk_device::upload::{Destination, Staging, Uploader};
 use dspk_device::{DeviceKind, describe};
-use dspk_kernels::{
-    ChannelStatsKernel, Decoder, STAGED_DECODE_BUFFERS, STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL,
-    bench::decode_vs_copy, sync,
+use dspk_kernels::{ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
+use dspk_stream::{
+    DecodeRoute, DevicePass, Flow, compile_decode_in_staging, fill_threads, launch_of, one_second,
 };
 use dspk_types::{
-    ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, SyntheticRecording, WindowLoader,
+    ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, Scaling, StoredWindow,
+    SyntheticRecording, WindowLoader,
 };
 use serde::Serialize;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context};
-use crate::pass::{DecodePath, Scaling, device_pass};
-use crate::progress::Progress;
 
 /// Bytes copied by the host memcpy baseline.
 const MEMCPY_BYTES: usize = 256 << 20;
@@ -121,12 +120,16 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             path
         }
     };
-    let file: Arc<dyn RecordingSource> = dspk_io::open(&path)?.into_source();
+    let opened = dspk_io::open(&path)?;
+    for w in opened.warnings() {
+        eprintln!("warning: {}", crate::report::escape_controls(w, false));
+    }
+    let file: Arc<dyn RecordingSource> = opened.into_source();
     let info = file.info().clone();
     let channels = info.channel_count();
     let second = match opts.window_samples {
         Some(n) => n,
-        None => crate::pass::one_second(&info)?,
+        None => one_second(&info)?,
     };
     let stored_total = info.samples as f64 * info.frame_bytes() as f64;
     let values_total = info.samples as f64 * channels as f64;
@@ -197,7 +200,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     )?;
     let stored = decoder.stored_handle().clone();
     let frame = info.frame_bytes();
-    let threads = crate::pass::fill_threads();
+    let threads = fill_threads();
     // The default path, then (on Vulkan) wgpu's own mapped buffers for comparison.
     let default_path = Staging::from_env()?.unwrap_or(Staging::HostCached);
     let mut paths = vec![default_path];
@@ -219,14 +222,10 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             sync(&client)?;
             let started = Instant::now();
             for w in schedule.windows() {
-                let start = w.read_global.start;
-                let fill = |offset: usize, piece: &mut [u8]| {
-                    let first = start + (offset / frame) as u64;
-                    let last = first + (piece.len() / frame) as u64;
-                    file.read_stored_native(first..last, piece).map(drop)
-                };
+                let window = StoredWindow::of(&*file, w);
+                let fill = |offset: usize, piece: &mut [u8]| window.fill(&*file, offset, piece);
                 let to = Destination::Copy(&stored);
-                uploader.upload(to, w.read_len() * frame, frame, fill, || Ok(()))?;
+                uploader.upload(to, window.len(), window.align(), fill, || Ok(()))?;
             }
             uploader.wait_idle()?;
             sync(&client)?;
@@ -242,26 +241,14 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             None => (f64::NAN, "no staging path on this runtime"),
         };
         // The staged decode of one filled window alone, against the same copy.
-        let staged = match uploader.staging_kernel(
-            "dspk decode in staging",
-            STAGED_DECODE_WGSL,
-            STAGED_DECODE_ENTRY,
-            STAGED_DECODE_BUFFERS,
-        )? {
-            Some(kernel) => match decoder.staged_decode(window as usize)? {
-                Some(launch) => {
-                    let launch = StagingLaunch {
-                        kernel: &kernel,
-                        buffers: &launch.buffers,
-                        params: &launch.params,
-                        workgroups: launch.workgroups,
-                    };
-                    let to = Destination::Kernel(launch);
-                    uploader.time(to, window as usize * frame, 5)?
-                }
-                None => None,
-            },
-            None => None,
+        let kernel =
+            compile_decode_in_staging(&client)?.filter(|_| uploader.runs_staging_kernels());
+        let staged = match (&kernel, decoder.staged_decode(window as usize)?) {
+            (Some(kernel), Some(launch)) => {
+                let to = Destination::Kernel(launch_of(kernel, &launch));
+                uploader.time(to, window as usize * frame, 5)?
+            }
+            _ => None,
         };
         rows.push(Row {
             id: if k == 0 { "G2" } else { "G2*" },
@@ -301,23 +288,18 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         None => ("PyTorch (not available here)", f64::NAN),
     };
     let mut taken = Vec::new();
-    for decode in [DecodePath::InStaging, DecodePath::AfterCopy] {
+    for decode in DecodeRoute::ALL {
         let mut times = Vec::new();
         let mut streaming = Vec::new();
         let mut path = decode;
         for _ in 0..=REPEATS {
-            let report = device_pass(
-                &client,
-                &*file,
-                &schedule,
-                &scaling,
-                decode,
-                &Progress::hidden(),
-                |_, _| Ok(()),
-            )?;
+            let report = DevicePass::new(&client, file.clone(), schedule.windows().to_vec())
+                .scaling(scaling.clone())
+                .route(decode)
+                .run(|_, _| Ok(Flow::Continue))?;
             times.push(report.wall);
             streaming.push(report.wall - report.setup);
-            path = report.decode;
+            path = report.route;
         }
         if taken.contains(&path) {
             continue; // fell back to the path already measured
@@ -329,8 +311,8 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         let g3 = gbs(stored_total, wall);
         let g3_streaming = gbs(stored_total, stream);
         let (id, ids, how) = match path {
-            DecodePath::InStaging => ("G3", "G3s", "decoded in pinned staging"),
-            DecodePath::AfterCopy => ("G3c", "G3cs", "copied, then decoded"),
+            DecodeRoute::Staging => ("G3", "G3s", "decoded in pinned staging"),
+            DecodeRoute::Copy => ("G3c", "G3cs", "copied, then decoded"),
         };
         rows.push(Row {
             id,
@@ -372,15 +354,12 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         // Warmed up (the first pass compiles the statistics kernels), then the median pass.
         let mut passes = Vec::new();
         for _ in 0..=REPEATS {
-            let report = device_pass(
-                &client,
-                &*source,
-                &schedule,
-                &scaling,
-                DecodePath::InStaging,
-                &Progress::hidden(),
-                |w, d| kernel.accumulate_deferred(d, w.valid_local.clone()),
-            )?;
+            let report = DevicePass::new(&client, source.clone(), schedule.windows().to_vec())
+                .scaling(scaling.clone())
+                .run(|w, d| {
+                    kernel.accumulate_deferred(d, w.valid_local.clone())?;
+                    Ok(Flow::Continue)
+                })?;
             let totals = kernel.finish_deferred()?;
             if totals.iter().any(|t| t.count != sinfo.samples) {
                 return Err(dspk_types::DspError::config(format!(

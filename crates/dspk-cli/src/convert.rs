@@ -6,17 +6,17 @@ use std::sync::Arc;
 
 use dspk_device::describe;
 use dspk_io::BinaryWriter;
+use dspk_stream::{DecodeRoute, DevicePass, Flow, window_samples};
 use dspk_types::{
     ChannelInfo, ChannelMapFile, ChunkSchedule, MemoryOrder, RecordingInfo, RecordingSource,
-    RemappedSource, SampleFormat, SlicedRecording,
+    RemappedSource, SampleFormat, Scaling, SlicedRecording,
 };
 use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, TimeOptions};
-use crate::parse::ChannelList;
-use crate::pass::{DecodePath, Scaling, device_pass, window_samples};
+use crate::parse::{ChannelList, window_option};
 use crate::progress::Progress;
 use crate::report::{exact_seconds, seconds_text};
 
@@ -41,6 +41,8 @@ pub(crate) struct ConvertOptions {
 pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResult<String> {
     let target = ctx.target()?;
     let input = Input::open(Some(recording), None)?;
+    check_outputs(&input, opts)?;
+    input.report_warnings();
     let mut source: Arc<dyn RecordingSource> = input.source.clone();
     if let Some(map) = &opts.map {
         let file = ChannelMapFile::load(map).context(format!("--map {}", map.display()))?;
@@ -54,18 +56,18 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
         .map(|list| list.resolve(source.info().channel_count()))
         .transpose()
         .context("--channels")?;
-    let range = opts.time.range(source.info())?;
+    let range = opts.time.range(source.info(), &input.label())?;
     if channels.is_some() || range != (0..source.info().samples) {
         source = Arc::new(SlicedRecording::new(source, range.clone(), channels)?);
     }
-    check_not_input(recording, &opts.output)?;
-
     let info = source.info().clone();
+    let asked = window_option(opts.window_samples)?;
+    let route = DecodeRoute::from_env()?;
     let (_, client) = ctx.client()?;
     let device = describe(&client);
     let channel_count = info.channel_count();
     let len = info.samples;
-    let window = window_samples(&client, &info, opts.window_samples)?.min(len);
+    let window = window_samples(&client, &info, asked)?.min(len);
     let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
 
@@ -74,16 +76,15 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     let mut writer = BinaryWriter::create(&opts.output, &out_info, opts.order)
         .map_err(|e| CliError::from(e).context(format!("-o {}", opts.output.display())))?;
     let progress = Progress::bytes("convert", len.saturating_mul(info.frame_bytes() as u64));
-    let report = device_pass(
-        &client,
-        &*source,
-        &schedule,
-        &scaling,
-        DecodePath::from_env()?,
-        &progress,
-        // Halos are 0: every window is owned whole, and windows come in order.
-        |_, decoded| writer.write_window(&decoded.to_vec()?),
-    )?;
+    // Halos are 0: every window is owned whole, and windows come in order.
+    let report = DevicePass::new(&client, source, schedule.into_windows())
+        .scaling(scaling)
+        .route(route)
+        .progress(&progress)
+        .run_to_host(|_, values| {
+            writer.write_window(values)?;
+            Ok(Flow::Continue)
+        })?;
     progress.finish();
     let sidecar = writer.finish()?.sidecar_path;
 
@@ -93,10 +94,11 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     if ctx.json {
         let value = json!({
             "recording": input.label(),
+            "warnings": input.warnings,
             "output": opts.output.display().to_string(),
             "sidecar": sidecar.display().to_string(),
             "runtime": target,
-            "decode": report.decode.name(),
+            "decode": report.route.name(),
             "device": device.adapter_name,
             "channel_count": channel_count,
             "sample_rate": info.sample_rate,
@@ -133,17 +135,44 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     ))
 }
 
-/// Refuses to write over the recording being read (it is memory-mapped while it is read).
-fn check_not_input(recording: &Path, output: &Path) -> CliResult<()> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+/// Refuses, before anything is read or written, an output (`-o` or its sidecar) that would
+/// overwrite a file the recording consists of (its data file, sidecar or `.meta`: by the file
+/// it resolves to, so another spelling, a symbolic link or a hard link is caught) or the
+/// channel map.
+fn check_outputs(input: &Input, opts: &ConvertOptions) -> CliResult<()> {
+    let mut inputs = input.files()?;
+    if let Some(map) = &opts.map {
+        inputs.push((map.clone(), "the channel map --map".to_string()));
+    }
+    let out = &opts.output;
+    dspk_io::refuse_overwrite(&inputs, &format!("-o {}", out.display()), out)?;
+    let sidecar = dspk_io::sidecar_path(out);
+    let sidecar_flag = format!(
+        "the sidecar of -o {out}, {},",
+        sidecar.display(),
+        out = out.display()
+    );
+    dspk_io::refuse_overwrite(&inputs, &sidecar_flag, &sidecar)?;
+    for (path, flag) in [
+        (out, format!("-o {}", out.display())),
+        (&sidecar, sidecar_flag),
+    ] {
+        if path.is_dir() {
+            return Err(CliError::new(format!(
+                "{} is a directory: an output file cannot be written there",
+                flag.trim_end_matches(',')
+            )));
+        }
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     };
-    let sidecar = dspk_io::sidecar_path(output);
-    if same(recording, output) || same(recording, &sidecar) {
+    if !parent.is_dir() {
         return Err(CliError::new(format!(
-            "-o {}: the output would overwrite the recording being converted",
-            output.display()
+            "-o {}: the directory {} does not exist",
+            out.display(),
+            parent.display()
         )));
     }
     Ok(())

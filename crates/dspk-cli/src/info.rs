@@ -27,6 +27,7 @@ fn shorten(value: &str) -> String {
 
 /// Runs `dspk info` on an open recording.
 pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
+    input.report_warnings();
     let info = input.info();
     let duration = info.duration()?;
     let stored_bytes = u128::from(info.samples) * info.frame_bytes() as u128;
@@ -106,9 +107,6 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
                 metadata.len() - METADATA_SHOWN
             ),
         );
-    }
-    for w in &input.warnings {
-        line("warning", w.clone());
     }
     Ok(out)
 }

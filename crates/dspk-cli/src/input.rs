@@ -87,6 +87,34 @@ impl Input {
         self.source.info()
     }
 
+    /// Prints what the reader noticed without refusing the file (a dropped partial frame) on
+    /// stderr, escaped; `--json` output carries them too.
+    pub(crate) fn report_warnings(&self) {
+        for w in &self.warnings {
+            // The readers' warnings name their file.
+            eprintln!("warning: {}", crate::report::escape_controls(w, false));
+        }
+    }
+
+    /// The files this recording consists of, each with what it is, for refusing an output
+    /// that would overwrite one (none for the synthetic recording).
+    pub(crate) fn files(&self) -> CliResult<Vec<(PathBuf, String)>> {
+        match &self.origin {
+            Origin::Synthetic { .. } => Ok(Vec::new()),
+            Origin::File { path, .. } => {
+                let d = dspk_io::detect(path)?;
+                let meta = match d.format {
+                    dspk_io::FileFormat::SpikeGlx => "the recording's .meta",
+                    dspk_io::FileFormat::Binary => "the recording's sidecar",
+                };
+                Ok(vec![
+                    (d.data_path, "the recording's data file".to_string()),
+                    (d.metadata_path, meta.to_string()),
+                ])
+            }
+        }
+    }
+
     /// The path, or `built-in synthetic recording`.
     pub(crate) fn label(&self) -> String {
         match &self.origin {
@@ -135,9 +163,15 @@ impl TimeOptions {
     ///
     /// Refused: `--end` and `--duration` together, `--end` at or before `--start`, a start or
     /// end past the end of the recording, an empty range.
-    pub(crate) fn range(&self, info: &RecordingInfo) -> CliResult<Range<u64>> {
+    pub(crate) fn range(&self, info: &RecordingInfo, label: &str) -> CliResult<Range<u64>> {
         let rate = info.sample_rate;
         let total = info.samples;
+        if total == 0 {
+            return Err(CliError::new(format!(
+                "{label}: the recording has no samples (not one whole frame of {} channels)",
+                info.channel_count()
+            )));
+        }
         let index = |t: &TimeSpec, flag: &str| {
             t.to_sample_index(rate)
                 .map_err(|e| CliError::from(e).context(flag))
@@ -185,11 +219,18 @@ impl TimeOptions {
             )));
         }
         if end == start {
+            let period = rate
+                .duration_for_samples(1)
+                .map_or_else(|_| String::from("one period"), |t| t.to_string());
+            let (what, verb) = match (&self.start, &self.end, &self.duration) {
+                (_, _, Some(d)) => (format!("--duration {d}"), "selects"),
+                (Some(s), Some(e), None) => (format!("--start {s} and --end {e}"), "select"),
+                (None, Some(e), None) => (format!("--end {e}"), "selects"),
+                _ => ("the time range".to_string(), "selects"),
+            };
             return Err(CliError::new(format!(
-                "the time range selects no samples (sample {start} to sample {end}): at \
-                 {} a sample lasts {} s",
-                info.sample_rate,
-                info.sample_rate.period_seconds()
+                "{what} {verb} no samples (both ends are sample {start}): at {rate} a sample \
+                 lasts {period}"
             )));
         }
         Ok(start..end)
@@ -225,21 +266,30 @@ mod tests {
     #[test]
     fn ranges() {
         let i = info("30000", 1_800_000);
-        assert_eq!(opts(None, None, None).range(&i).unwrap(), 0..1_800_000);
         assert_eq!(
-            opts(Some("1.5"), Some("2"), None).range(&i).unwrap(),
+            opts(None, None, None).range(&i, "r.bin").unwrap(),
+            0..1_800_000
+        );
+        assert_eq!(
+            opts(Some("1.5"), Some("2"), None)
+                .range(&i, "r.bin")
+                .unwrap(),
             45_000..60_000
         );
         assert_eq!(
-            opts(Some("100smp"), None, Some("0.01")).range(&i).unwrap(),
+            opts(Some("100smp"), None, Some("0.01"))
+                .range(&i, "r.bin")
+                .unwrap(),
             100..400
         );
         assert_eq!(
-            opts(Some("59"), None, Some("10")).range(&i).unwrap(),
+            opts(Some("59"), None, Some("10"))
+                .range(&i, "r.bin")
+                .unwrap(),
             1_770_000..1_800_000
         );
         assert_eq!(
-            opts(None, Some("1:00"), None).range(&i).unwrap(),
+            opts(None, Some("1:00"), None).range(&i, "r.bin").unwrap(),
             0..1_800_000
         );
     }
@@ -252,15 +302,33 @@ mod tests {
                 opts(Some("2"), Some("1"), None),
                 "--end (1 s) is before --start (2 s)",
             ),
-            (opts(Some("1"), Some("1"), None), "selects no samples"),
+            (
+                opts(Some("1"), Some("1"), None),
+                "--start 1 s and --end 1 s select no samples",
+            ),
             (opts(None, Some("61"), None), "past the end"),
             (opts(Some("60"), None, None), "at or past the end"),
             (opts(None, Some("1"), Some("1")), "not both"),
         ];
         for (o, want) in cases {
-            let err = o.range(&i).unwrap_err().to_string();
+            let err = o.range(&i, "r.bin").unwrap_err().to_string();
             assert!(err.contains(want), "{o:?}: {err}");
             assert!(!err.contains('\n'));
         }
+        // Exact times, no float noise; the flag is named.
+        let err = opts(None, None, Some("0")).range(&i, "r.bin").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--duration 0 s selects no samples (both ends are sample 0): at 30000 Hz a sample \
+             lasts 1/30000 s"
+        );
+        // An empty recording names the file.
+        let err = opts(None, None, None)
+            .range(&info("30000", 0), "empty.bin")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "empty.bin: the recording has no samples (not one whole frame of 2 channels)"
+        );
     }
 }

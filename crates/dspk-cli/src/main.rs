@@ -7,7 +7,6 @@ mod error;
 mod info;
 mod input;
 mod parse;
-mod pass;
 mod progress;
 mod report;
 mod scan;
@@ -152,6 +151,11 @@ struct ScanArgs {
     #[arg(long, value_name = "OUT.json")]
     mask: Option<PathBuf>,
 
+    /// Print every channel's statistics (min, max, mean, rms, std), not only the flagged
+    /// channels (--json always has them)
+    #[arg(long)]
+    table: bool,
+
     /// Samples per window sent to the device [default: one second, capped by the device's
     /// largest buffer]
     #[arg(long, value_name = "N")]
@@ -286,6 +290,7 @@ fn run(cli: Cli) -> CliResult<String> {
                 time,
                 window_samples: args.window_samples,
                 mask: args.mask,
+                table: args.table,
             };
             scan::run(&ctx, &input, &opts)
         }
@@ -345,12 +350,94 @@ fn quiet_panics() {
     }));
 }
 
+/// Parses the command line; a usage error is one line (clap's first line, with where to find
+/// help) and exit status 2; `--help` and `--version` print as clap prints them.
+fn parse_args() -> Cli {
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
+            let _ = e.print();
+            dspk_exit::exit_now(0)
+        }
+        Err(e) => {
+            let text = if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand
+            ) {
+                "a command is needed: devices, info, scan, convert or bench".to_string()
+            } else {
+                e.to_string()
+            };
+            let line = usage_line(&text, std::env::args().skip(1));
+            eprintln!("error: {}", report::escape_controls(&line, false));
+            dspk_exit::exit_now(2)
+        }
+    }
+}
+
+/// The one line of a usage error: clap's first line without its `error: `, and the `--help`
+/// of the command given (or of `dspk`).
+fn usage_line(clap_text: &str, args: impl Iterator<Item = String>) -> String {
+    const COMMANDS: [&str; 5] = ["devices", "info", "scan", "convert", "bench"];
+    let mut lines = clap_text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty());
+    let first = lines.next().unwrap_or("bad usage");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // `… were not provided:` lists them on the lines that follow, up to a blank line.
+    let listed: Vec<&str> = if first.ends_with(':') {
+        lines.take_while(|l| !l.is_empty()).collect()
+    } else {
+        Vec::new()
+    };
+    let first = if listed.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first} {}", listed.join(", "))
+    };
+    let command = args
+        .into_iter()
+        .find(|a| COMMANDS.contains(&a.as_str()))
+        .map(|c| format!("dspk {c} --help"))
+        .unwrap_or_else(|| "dspk --help".to_string());
+    format!("{first} (see '{command}')")
+}
+
+/// Mesa's device-select Vulkan layer prints `error: XDG_RUNTIME_DIR is invalid or not set` on
+/// every device command when that variable is unset (CI, cron, Slurm jobs, containers), even
+/// when everything succeeds; without the variable there is no display session for it to pick
+/// a device by, so it is turned off (`NODEVICE_SELECT=1`) unless the user set either.
+fn quiet_device_select() {
+    if std::env::var_os("XDG_RUNTIME_DIR").is_none()
+        && std::env::var_os("NODEVICE_SELECT").is_none()
+    {
+        // SAFETY: called first in `main`, before any other thread exists, so nothing reads the
+        // environment concurrently.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::env::set_var("NODEVICE_SELECT", "1");
+        }
+    }
+}
+
 fn main() {
-    let cli = Cli::parse();
+    quiet_device_select();
+    let cli = parse_args();
     quiet_panics();
+    let json = cli.json;
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
     let status = match outcome {
-        Ok(Ok(text)) => match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Ok(Ok(text)) => match std::io::stdout().lock().write_all(
+            // JSON escapes control characters itself; text from files is escaped here.
+            if json {
+                text
+            } else {
+                report::escape_controls(&text, true)
+            }
+            .as_bytes(),
+        ) {
             Ok(()) => 0,
             // A closed pipe (`dspk scan | head`): the reader has what it wanted.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
@@ -360,7 +447,7 @@ fn main() {
             }
         },
         Ok(Err(e)) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", report::escape_controls(&e.to_string(), false));
             1
         }
         Err(_) => {
@@ -369,7 +456,7 @@ fn main() {
                 .ok()
                 .and_then(|mut m| m.take())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let line = CliError::new(message).one_line();
+            let line = report::escape_controls(&CliError::new(message).one_line(), false);
             eprintln!("error: internal error: {line}");
             101
         }

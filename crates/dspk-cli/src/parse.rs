@@ -186,6 +186,16 @@ impl ChannelList {
     }
 }
 
+/// `--window-samples` checked: at least 1 when given.
+pub(crate) fn window_option(asked: Option<u64>) -> crate::error::CliResult<Option<u64>> {
+    match asked {
+        Some(0) => Err(crate::error::CliError::new(
+            "--window-samples must be at least 1",
+        )),
+        other => Ok(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

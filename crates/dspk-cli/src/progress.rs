@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use dspk_types::{ProgressEvent, ProgressSink};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A progress bar over a number of bytes, with rate and time left; nothing at all when stderr
@@ -36,17 +37,22 @@ impl Progress {
         Self { bar: None }
     }
 
-    /// `bytes` more are done.
-    pub(crate) fn advance(&self, bytes: u64) {
-        if let Some(bar) = &self.bar {
-            bar.inc(bytes);
-        }
-    }
-
     /// Removes the bar from the terminal (before results are printed).
     pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
+        }
+    }
+}
+
+/// The library's progress (stored bytes done of the total) moves the bar.
+impl ProgressSink for Progress {
+    fn report(&self, event: &ProgressEvent) {
+        if let Some(bar) = &self.bar {
+            if event.total > 0 {
+                bar.set_length(event.total);
+            }
+            bar.set_position(event.done);
         }
     }
 }

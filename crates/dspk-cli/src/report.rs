@@ -97,6 +97,28 @@ pub(crate) fn gain_lines(groups: &[GainGroup]) -> Vec<String> {
         .collect()
 }
 
+/// `text` with its control characters shown as escapes (`\x1b`, `\x07`, `\x00`, `\x7f`), so
+/// that text from a file (a `.meta` line, a channel name) cannot reach the terminal as
+/// commands; line breaks are kept when `keep_newlines`.
+pub(crate) fn escape_controls(text: &str, keep_newlines: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' if keep_newlines => out.push('\n'),
+            c if c.is_control() => {
+                let code = u32::from(c);
+                if code <= 0xff {
+                    out.push_str(&format!("\\x{code:02x}"));
+                } else {
+                    out.push_str(&format!("\\u{{{code:04x}}}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `3, 190` or `none`.
 pub(crate) fn index_list(indices: &[usize]) -> String {
     if indices.is_empty() {
@@ -154,5 +176,15 @@ mod tests {
         assert_eq!(lines[2], "1 per count (1 channel)");
         assert_eq!(index_list(&[3, 190]), "3, 190");
         assert_eq!(index_list(&[]), "none");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(
+            escape_controls("a\u{1b}[31mb\u{7}c\0d\u{7f}\u{9b}e\tf", false),
+            "a\\x1b[31mb\\x07c\\x00d\\x7f\\x9be\\x09f"
+        );
+        assert_eq!(escape_controls("µV\nnext", true), "µV\nnext");
+        assert_eq!(escape_controls("a\nb", false), "a\\x0ab");
     }
 }

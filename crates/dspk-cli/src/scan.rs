@@ -2,34 +2,18 @@
 //! flagged, a channel mask on request, throughput.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 use dspk_device::describe;
-use dspk_kernels::{ChannelStats, ChannelStatsKernel};
-use dspk_types::{ChannelMask, ChunkSchedule, RecordingSource, SlicedRecording};
+use dspk_stream::{Classification, DecodeRoute, Flag, ScanOptions as StreamScan, scan};
 use serde::Serialize;
 use serde_json::json;
 
-use crate::error::{CliResult, Context as _};
+use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, Origin, TimeOptions};
-use crate::pass::{DecodePath, Scaling, device_pass, window_samples};
+use crate::parse::window_option;
 use crate::progress::Progress;
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
 use crate::{Ctx, write_atomically};
-
-/// A channel is dead (flat) when its standard deviation is below this, in its unit (µV for
-/// voltages): far below any amplifier's noise, above `f32` rounding of a constant.
-pub(crate) const DEAD_STD: f64 = 1e-3;
-
-/// A channel is noisy when its standard deviation is more than this many robust standard
-/// deviations (1.4826 × MAD) above the median of the live channels' …
-pub(crate) const NOISY_MADS: f64 = 8.0;
-
-/// … and more than this many times the median.
-pub(crate) const NOISY_RATIO: f64 = 3.0;
-
-/// MAD × this estimates the standard deviation of normally distributed values.
-const MAD_TO_STD: f64 = 1.4826;
 
 /// The options of `dspk scan` after parsing.
 #[derive(Debug, Clone, Default)]
@@ -40,94 +24,8 @@ pub(crate) struct ScanOptions {
     pub(crate) window_samples: Option<u64>,
     /// Where to write the channel mask.
     pub(crate) mask: Option<std::path::PathBuf>,
-}
-
-/// Why a channel is flagged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Flag {
-    /// Flat: no variation.
-    Dead,
-    /// Far noisier than the other channels.
-    Noisy,
-}
-
-/// The flags of every channel and the figures behind them.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Classification {
-    /// One per channel.
-    pub(crate) flags: Vec<Option<Flag>>,
-    /// The median standard deviation of the channels that are not dead (NaN when none).
-    pub(crate) median_std: f64,
-    /// The standard deviation above which a channel is noisy.
-    pub(crate) noisy_threshold: f64,
-}
-
-impl Classification {
-    /// Channels flagged `flag`, ascending.
-    pub(crate) fn indices(&self, flag: Flag) -> Vec<usize> {
-        self.flags
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| (*f == Some(flag)).then_some(i))
-            .collect()
-    }
-}
-
-/// Flags dead channels (flat: `max == min` or std below [`DEAD_STD`]) and noisy ones (std
-/// above both median + [`NOISY_MADS`] × 1.4826 × MAD and [`NOISY_RATIO`] × median, the median
-/// and MAD taken over the channels that are not dead).
-pub(crate) fn classify(stats: &[ChannelStats]) -> Classification {
-    let stds: Vec<f64> = stats.iter().map(ChannelStats::std).collect();
-    let dead: Vec<bool> = stats
-        .iter()
-        .zip(&stds)
-        .map(|(s, &std)| s.count > 0 && (s.max == s.min || std < DEAD_STD))
-        .collect();
-    let live: Vec<f64> = stds
-        .iter()
-        .zip(&dead)
-        .filter(|&(s, &d)| !d && s.is_finite())
-        .map(|(&s, _)| s)
-        .collect();
-    let median_std = median(&live);
-    let deviations: Vec<f64> = live.iter().map(|s| (s - median_std).abs()).collect();
-    let mad = median(&deviations);
-    let noisy_threshold =
-        (median_std + NOISY_MADS * MAD_TO_STD * mad).max(NOISY_RATIO * median_std);
-    let flags = stds
-        .iter()
-        .zip(&dead)
-        .map(|(&std, &d)| {
-            if d {
-                Some(Flag::Dead)
-            } else if std > noisy_threshold {
-                Some(Flag::Noisy)
-            } else {
-                None
-            }
-        })
-        .collect();
-    Classification {
-        flags,
-        median_std,
-        noisy_threshold,
-    }
-}
-
-/// The median (NaN for no values).
-fn median(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[mid]
-    } else {
-        (v[mid - 1] + v[mid]) / 2.0
-    }
+    /// Print every channel's statistics, not only the flagged channels.
+    pub(crate) table: bool,
 }
 
 /// One channel's row of the table and the JSON.
@@ -142,56 +40,53 @@ struct ChannelRow<'a> {
     mean: f64,
     rms: f64,
     std: f64,
-    flag: Option<Flag>,
+    flag: Option<&'static str>,
 }
 
 /// Runs `dspk scan` on an open recording.
 pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<String> {
     let info = input.info().clone();
-    let range = opts.time.range(&info)?;
+    let range = opts.time.range(&info, &input.label())?;
+    if let Some(path) = &opts.mask {
+        let flag = format!("--mask {}", path.display());
+        dspk_io::refuse_overwrite(&input.files()?, &flag, path)?;
+        if path.is_dir() {
+            return Err(CliError::new(format!(
+                "{flag}: is a directory: the mask is written to a file"
+            )));
+        }
+    }
+    let window_samples = window_option(opts.window_samples)?;
+    let route = DecodeRoute::from_env()?;
+    input.report_warnings();
     let (target, client) = ctx.client()?;
     let device = describe(&client);
-
-    let source: Arc<dyn RecordingSource> = if range == (0..info.samples) {
-        input.source.clone()
-    } else {
-        Arc::new(SlicedRecording::new(
-            input.source.clone(),
-            range.clone(),
-            None,
-        )?)
-    };
     let channels = info.channel_count();
     let len = range.end - range.start;
-    let window = window_samples(&client, &info, opts.window_samples)?.min(len);
-    let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
-    let scaling = Scaling::microvolts(&info);
-    let mut kernel = ChannelStatsKernel::new(&client, channels, window as usize)?;
     let progress = Progress::bytes("scan", len.saturating_mul(info.frame_bytes() as u64));
-    let report = device_pass(
+    let result = scan(
         &client,
-        &*source,
-        &schedule,
-        &scaling,
-        DecodePath::from_env()?,
-        &progress,
-        |w, decoded| {
-            // Halos are 0 here, but only the owned part counts: every sample once. Read back
-            // every few windows, so the host is not held up by the device at each one.
-            kernel.accumulate_deferred(decoded, w.valid_local.clone())
+        input.source.clone(),
+        &StreamScan {
+            range: Some(range.clone()),
+            window_samples,
+            route,
+            progress: &progress,
+            fill_threads: None,
         },
     )?;
-    let totals = kernel.finish_deferred()?;
     progress.finish();
-
-    let class = classify(&totals);
-    let dead = class.indices(Flag::Dead);
-    let noisy = class.indices(Flag::Noisy);
-    let mut flagged: Vec<usize> = dead.iter().chain(&noisy).copied().collect();
-    flagged.sort_unstable();
-    let mask = ChannelMask::from_disabled_indices(channels, &flagged)?;
+    let (report, class, mask, scaling, totals) = (
+        &result.report,
+        &result.classification,
+        &result.mask,
+        &result.scaling,
+        &result.stats,
+    );
+    let window = result.window_samples;
+    let (dead, noisy) = (result.dead(), result.noisy());
     if let Some(path) = &opts.mask {
-        let text = serde_json::to_string_pretty(&mask).expect("a channel mask serialises") + "\n";
+        let text = serde_json::to_string_pretty(mask).expect("a channel mask serialises") + "\n";
         write_atomically(path, text.as_bytes()).context(format!("--mask {}", path.display()))?;
     }
 
@@ -216,7 +111,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
             mean: s.mean(),
             rms: s.rms(),
             std: s.std(),
-            flag: class.flags[i],
+            flag: class.flags[i].map(Flag::name),
         })
         .collect();
 
@@ -227,6 +122,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         };
         let value = json!({
             "recording": input.label(),
+            "warnings": input.warnings,
             "name": info.name,
             "runtime": target,
             "device": device.adapter_name,
@@ -238,7 +134,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
             "end": exact_seconds(end_time),
             "duration_s": scanned.as_seconds_f64(),
             "window_samples": window,
-            "decode": report.decode.name(),
+            "decode": report.route.name(),
             "windows": report.windows,
             "channels": rows,
             "dead": dead,
@@ -275,7 +171,9 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         device.adapter_name, device.kind
     );
     let common = scaling.common_unit().map(unit_name);
-    table(&mut out, &rows, common.as_deref());
+    if opts.table {
+        table(&mut out, &rows, common.as_deref());
+    }
     let unit = common
         .as_deref()
         .map(|u| format!(" {u}"))
@@ -289,6 +187,9 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         class.noisy_threshold,
         class.median_std,
     );
+    if !opts.table {
+        flagged_rows(&mut out, &rows, class);
+    }
     if let Some(path) = &opts.mask {
         let _ = writeln!(
             out,
@@ -304,6 +205,38 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         exact_seconds(scanned),
     );
     Ok(out)
+}
+
+/// At most this many flagged channels are listed with their figures when the full table is not
+/// asked for, so that the default output fits one screen.
+const FLAGGED_SHOWN: usize = 24;
+
+/// The flagged channels, each with why (its std against the threshold), and a pointer to the
+/// full table.
+fn flagged_rows(out: &mut String, rows: &[ChannelRow<'_>], class: &Classification) {
+    let flagged: Vec<&ChannelRow<'_>> = rows.iter().filter(|r| r.flag.is_some()).collect();
+    for r in flagged.iter().take(FLAGGED_SHOWN) {
+        let why = match r.flag {
+            Some("dead") => format!(
+                "dead:  std {:.3} {} (flat: min {:.3}, max {:.3})",
+                r.std, r.unit, r.min, r.max
+            ),
+            _ => format!(
+                "noisy: std {:.3} {} ({:.1}× the median)",
+                r.std,
+                r.unit,
+                r.std / class.median_std
+            ),
+        };
+        let _ = writeln!(out, "  ch {:>4} {:<10} {why}", r.index, r.name);
+    }
+    if flagged.len() > FLAGGED_SHOWN {
+        let _ = writeln!(out, "  … {} more flagged", flagged.len() - FLAGGED_SHOWN);
+    }
+    let _ = writeln!(
+        out,
+        "every channel's min, max, mean, rms and std: --table (or --json)"
+    );
 }
 
 /// The per-channel table; flagged rows end in `<< DEAD` / `<< NOISY`.
@@ -340,80 +273,9 @@ fn table(out: &mut String, rows: &[ChannelRow<'_>], common_unit: Option<&str>) {
         if common_unit.is_none() {
             let _ = write!(out, "  {}", r.unit);
         }
-        match r.flag {
-            Some(Flag::Dead) => out.push_str("  << DEAD"),
-            Some(Flag::Noisy) => out.push_str("  << NOISY"),
-            None => {}
+        if let Some(flag) = r.flag {
+            let _ = write!(out, "  << {}", flag.to_uppercase());
         }
         out.push('\n');
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A channel with `n` normal-ish values of standard deviation about `std` around `mean`.
-    fn channel(seed: u64, n: usize, mean: f32, std: f32) -> ChannelStats {
-        let mut x = seed | 1;
-        let values: Vec<f32> = (0..n)
-            .map(|_| {
-                // Sum of 4 uniforms in [-0.5, 0.5): variance 4/12.
-                let mut s = 0.0f32;
-                for _ in 0..4 {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    s += (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
-                }
-                mean + s * std / (4.0f32 / 12.0).sqrt()
-            })
-            .collect();
-        ChannelStats::from_values(&values)
-    }
-
-    #[test]
-    fn planted_channels_are_found() {
-        let seed = 0x5ca1_ab1e_u64;
-        let mut stats: Vec<ChannelStats> = (0..64)
-            .map(|c| channel(seed + c, 5000, 2.0, 9.0 + (c % 5) as f32 * 0.5))
-            .collect();
-        stats[5] = ChannelStats::from_values(&[-3.25; 5000]);
-        stats[40] = channel(seed + 999, 5000, 0.0, 75.0);
-        stats[41] = channel(seed + 998, 5000, -4.0, 45.0);
-        let c = classify(&stats);
-        assert_eq!(c.indices(Flag::Dead), vec![5], "seed {seed}");
-        assert_eq!(c.indices(Flag::Noisy), vec![40, 41], "seed {seed}");
-        assert!((c.median_std - 10.0).abs() < 1.0, "median {}", c.median_std);
-    }
-
-    #[test]
-    fn a_uniform_probe_flags_nothing() {
-        let seed = 0xfeed_u64;
-        let stats: Vec<ChannelStats> = (0..384)
-            .map(|c| channel(seed + c, 3000, 0.0, 10.0))
-            .collect();
-        let c = classify(&stats);
-        assert!(
-            c.flags.iter().all(Option::is_none),
-            "seed {seed}: {:?}",
-            c.flags
-        );
-    }
-
-    #[test]
-    fn tiny_noise_is_dead_and_medians_are_right() {
-        let mut stats = vec![channel(1, 1000, 0.0, 10.0); 3];
-        stats.push(channel(7, 1000, 100.0, 1e-5));
-        let c = classify(&stats);
-        assert_eq!(c.indices(Flag::Dead), vec![3]);
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(median(&[]).is_nan());
-        // Every channel dead: nothing noisy, no panic.
-        let flat = vec![ChannelStats::from_values(&[0.0; 10]); 4];
-        let c = classify(&flat);
-        assert_eq!(c.indices(Flag::Dead), vec![0, 1, 2, 3]);
-        assert!(c.indices(Flag::Noisy).is_empty());
     }
 }

@@ -14,84 +14,12 @@ use dspk_types::{
 };
 use serde_json::Value;
 
+mod common;
+use common::{dspk, json, listing, ok, runtimes, scratch, text};
+
 /// The built-in recording's planted channels (as `dspk info` reports them too).
 const PLANTED_DEAD: [usize; 2] = [3, 190];
 const PLANTED_NOISY: [usize; 2] = [77, 301];
-
-/// Runs `dspk` with `args` (no `DSPK_RUNTIME` from the caller's environment unless given).
-fn dspk(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dspk"))
-        .args(args)
-        .env_remove("DSPK_RUNTIME")
-        .output()
-        .expect("the dspk binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Output that must have succeeded, as stdout text.
-fn ok(args: &[&str]) -> String {
-    let out = dspk(args);
-    assert!(
-        out.status.success(),
-        "dspk {args:?} failed ({:?}): {}",
-        out.status,
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-/// Stdout parsed as JSON.
-fn json(args: &[&str]) -> Value {
-    let out = ok(args);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("dspk {args:?}: not JSON ({e}): {out}"))
-}
-
-/// A fresh empty directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("dspk-cli-tests")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create the scratch directory");
-    dir
-}
-
-fn listing(dir: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .expect("list the scratch directory")
-        .map(|e| {
-            e.expect("a directory entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect()
-}
-
-/// The runtimes to test the device commands on: `ComputeTarget::for_tests()` limited to those
-/// whose default device opens, with a visible SKIP line for the others (a failure when
-/// `DSPK_TEST_RUNTIMES` names them).
-fn runtimes() -> Vec<ComputeTarget> {
-    let mut usable = Vec::new();
-    for target in ComputeTarget::for_tests() {
-        let report = json(&["--runtime", target.name(), "devices", "--json"]);
-        let entry = &report[0];
-        if entry["usable"] == Value::Bool(true) {
-            usable.push(target);
-        } else if target.required_by_tests() {
-            panic!("{target} is required by DSPK_TEST_RUNTIMES but has no usable device: {entry}");
-        } else {
-            eprintln!(
-                "SKIP dspk-cli tests on {target}: no usable device ({})",
-                entry["error"]
-            );
-        }
-    }
-    usable
-}
 
 fn indices(v: &Value) -> Vec<usize> {
     v.as_array()
@@ -177,6 +105,7 @@ fn scan_writes_the_mask_and_ends_with_throughput() {
             "4000smp",
             "--mask",
             mask_path.to_str().unwrap(),
+            "--table",
         ]);
         let mask: ChannelMask =
             serde_json::from_str(&std::fs::read_to_string(&mask_path).unwrap()).unwrap();

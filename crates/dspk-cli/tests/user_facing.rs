@@ -1,0 +1,156 @@
+//! What a new user sees on a run that works: the readers' warnings on every command, a first
+//! screen that fits, and no `error:` line from the Vulkan layers when `XDG_RUNTIME_DIR` is unset.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::{runtimes, scratch, text};
+
+/// `channels` channels of int16, time-major, `samples` long, then `extra` stray bytes.
+fn partial_file(path: &Path, channels: usize, samples: usize, extra: usize) {
+    let mut bytes: Vec<u8> = (0..channels * samples)
+        .flat_map(|i| ((i % 977) as i16 - 488).to_le_bytes())
+        .collect();
+    bytes.extend(std::iter::repeat_n(7u8, extra));
+    std::fs::write(path, bytes).expect("write the data file");
+}
+
+#[test]
+fn reader_warnings_reach_the_user_on_every_command() {
+    let dir = scratch("warnings");
+    let raw = dir.join("partial.bin");
+    partial_file(&raw, 2, 3000, 3);
+    std::fs::write(
+        dir.join("partial.bin.json"),
+        r#"{"sample_rate": 30000, "channel_count": 2, "format": "int16", "order": "time-major"}"#,
+    )
+    .unwrap();
+    // A SpikeGLX .bin cut short, with no fileSizeBytes in its .meta.
+    let glx = dir.join("cut.imec0.ap.bin");
+    partial_file(&glx, 2, 3000, 1);
+    std::fs::write(
+        dir.join("cut.imec0.ap.meta"),
+        "typeThis=imec\nimSampRate=30000\nnSavedChans=2\nsnsApLfSy=1,0,1\nacqApLfSy=1,1,1\n\
+         snsSaveChanSubset=all\nimAiRangeMax=0.6\nimAiRangeMin=-0.6\nimDatPrb_type=0\n\
+         ~imroTbl=(0,1)(0 0 0 500 250 1)\n~snsChanMap=(1,1,1)(AP0;0:0)(SY0;1:1)\n",
+    )
+    .unwrap();
+    for target in runtimes() {
+        let rt = target.name();
+        for (rec, left) in [(&raw, "3 trailing bytes"), (&glx, "partial")] {
+            let rec = rec.to_str().unwrap();
+            let out = dir.join(format!("out-{rt}.bin"));
+            let out = out.to_str().unwrap();
+            for args in [
+                vec!["info", rec],
+                vec!["--runtime", rt, "scan", rec],
+                vec!["--runtime", rt, "convert", rec, "-o", out],
+            ] {
+                for json in [false, true] {
+                    let mut args = args.clone();
+                    if json {
+                        args.push("--json");
+                    }
+                    let run = Command::new(env!("CARGO_BIN_EXE_dspk"))
+                        .args(&args)
+                        .output()
+                        .unwrap();
+                    let err = text(&run.stderr);
+                    assert!(run.status.success(), "dspk {args:?}: {err}");
+                    let warnings: Vec<&str> =
+                        err.lines().filter(|l| l.starts_with("warning: ")).collect();
+                    assert_eq!(warnings.len(), 1, "dspk {args:?}: {err}");
+                    assert!(
+                        warnings[0].contains(left) && warnings[0].contains("dropped"),
+                        "dspk {args:?}: {err}"
+                    );
+                    assert!(!err.contains("error"), "dspk {args:?}: {err}");
+                    if json {
+                        let v: Value = serde_json::from_slice(&run.stdout).expect("JSON");
+                        let listed = v["warnings"].as_array().expect("a warnings array");
+                        assert_eq!(listed.len(), 1, "{v}");
+                        assert!(listed[0].as_str().unwrap().contains("dropped"), "{v}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_default_scan_fits_one_screen_and_leads_with_the_flagged_channels() {
+    for target in runtimes() {
+        let rt = target.name();
+        let run = |extra: &[&str]| {
+            let mut args = vec!["--runtime", rt, "scan", "--duration", "0.2"];
+            args.extend_from_slice(extra);
+            let out = Command::new(env!("CARGO_BIN_EXE_dspk"))
+                .args(&args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            text(&out.stdout)
+        };
+        let short = run(&[]);
+        let lines: Vec<&str> = short.lines().collect();
+        assert!(lines.len() <= 40, "{} lines:\n{short}", lines.len());
+        // The planted channels (3 and 190 dead, 77 and 301 noisy), each with why.
+        for (ch, why) in [
+            (3, "dead:"),
+            (190, "dead:"),
+            (77, "noisy:"),
+            (301, "noisy:"),
+        ] {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("  ch {ch:>4} ")) && l.contains(why)),
+                "channel {ch}:\n{short}"
+            );
+        }
+        assert!(
+            lines.iter().any(|l| l.starts_with("dead:  3, 190")),
+            "{short}"
+        );
+        assert!(lines.last().unwrap().starts_with("throughput:"), "{short}");
+        assert!(short.contains("--table"), "{short}");
+        // The full table on request: one row per channel.
+        let full = run(&["--table"]);
+        let rows = full
+            .lines()
+            .filter(|l| {
+                l.split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.parse::<usize>().is_ok())
+            })
+            .count();
+        assert_eq!(rows, 384, "{full}");
+    }
+}
+
+#[test]
+fn no_error_line_on_success_without_xdg_runtime_dir() {
+    for target in runtimes() {
+        let rt = target.name();
+        for args in [
+            vec!["--runtime", rt, "devices"],
+            vec!["--runtime", rt, "scan", "--duration", "0.1"],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_dspk"))
+                .args(&args)
+                .env_remove("XDG_RUNTIME_DIR")
+                .env_remove("NODEVICE_SELECT")
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert!(out.status.success(), "dspk {args:?}: {err}");
+            assert!(
+                !err.to_lowercase().contains("error"),
+                "dspk {args:?}: {err}"
+            );
+        }
+    }
+}
