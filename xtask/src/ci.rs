@@ -14,7 +14,7 @@ const CI_TEST_RUNTIMES: &str = "wgpu";
 
 /// Runs the CI sequence.
 pub fn ci(ws: &Workspace) -> Result<(), Error> {
-    let steps = 6;
+    let steps = 7;
     let mut step = 0;
     let mut begin = |what: &str| {
         step += 1;
@@ -71,18 +71,25 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
         .args(["run", "--release", "-p", "dspk-cli", "--", "scan"])
         .run()?;
 
+    begin("the Python package (wheel, fresh venv, pytest)");
+    crate::python::test_package(ws, in_ci(), test_runtimes.as_deref())?;
+
     eprintln!("\nci: all {steps} steps passed");
     Ok(())
 }
 
 /// `DSPK_TEST_RUNTIMES` as given, else `wgpu` when running in CI, else unset.
 fn test_runtimes() -> Option<OsString> {
-    let in_ci = env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
     match env::var_os(TEST_RUNTIMES_VAR) {
         Some(given) => Some(given),
-        None if in_ci => Some(CI_TEST_RUNTIMES.into()),
+        None if in_ci() => Some(CI_TEST_RUNTIMES.into()),
         None => None,
     }
+}
+
+/// Whether this runs in CI (`CI` set, not `false` or `0`).
+fn in_ci() -> bool {
+    env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// The caller's `RUSTDOCFLAGS` with `-D warnings` added.

@@ -84,6 +84,18 @@ impl Cmd {
         }
     }
 
+    /// `program` (a path or a name on `PATH`), in the workspace root.
+    pub fn program(ws: &Workspace, program: impl AsRef<OsStr>) -> Self {
+        let program = program.as_ref().to_owned();
+        Self {
+            shown_as: ws.show(Path::new(&program)),
+            program,
+            args: Vec::new(),
+            envs: Vec::new(),
+            cwd: ws.root.clone(),
+        }
+    }
+
     /// Adds arguments.
     pub fn args<I, S>(mut self, args: I) -> Self
     where

@@ -6,6 +6,7 @@
 mod backends;
 mod ci;
 mod cmd;
+mod python;
 
 use std::fmt;
 use std::process::ExitCode;
@@ -29,6 +30,11 @@ COMMANDS:
                                                 and DSPK_TEST_RUNTIMES is not)
                       test-backends, requiring the runtimes of DSPK_TEST_RUNTIMES
                       cargo run --release -p dspk-cli -- scan
+                      the Python package: $DSPK_PY_TOOLS/bin/maturin build --release
+                        (default venv target/py-tools, made by .ci/run), the wheel installed
+                        into a fresh venv (target/py-wheel-test) with pytest, spikeinterface,
+                        neo, tqdm, then python -m pytest -q python/tests there, without
+                        cargo or rustc on PATH
     test-backends   For each runtime, build and test dspk-tests with only that runtime's
                     feature, in its own target dir (wgpu reuses the main one when that is
                     the default build), with DSPK_TEST_RUNTIMES=<runtime>; print a

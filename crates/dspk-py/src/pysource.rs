@@ -125,6 +125,9 @@ impl RecordingSource for PythonSource {
 
     fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
         let n = check_read(&self.info, channels, &samples, out.len())?;
+        if n == 0 || channels.is_empty() {
+            return Ok(());
+        }
         let unit = self.info.format.bytes();
         let mut stored = vec![0u8; channels.len() * n * unit];
         self.fill(channels, samples, &mut stored)?;

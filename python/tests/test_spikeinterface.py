@@ -1,0 +1,117 @@
+"""SpikeInterface both ways: DspkRecording against SpikeInterface's own SpikeGLX reader (Neo)
+on the same files, through process pools too; from_spikeinterface scans equal to dspk's own."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+si = pytest.importorskip("spikeinterface.core")
+se = pytest.importorskip("spikeinterface.extractors")
+
+import dspk
+from dspk.spikeinterface import DspkRecording
+
+
+def reference(spikeglx):
+    """SpikeInterface's own reader of the file (through Neo)."""
+    return se.read_spikeglx(spikeglx.folder, stream_id="imec0.ap")
+
+
+def test_traces_equal_spikeinterfaces_reader(spikeglx, rng):
+    ours, theirs = DspkRecording(spikeglx.bin), reference(spikeglx)
+    assert ours.get_num_channels() == theirs.get_num_channels() == 384
+    assert ours.get_num_samples() == theirs.get_num_samples() == spikeglx.frames.shape[0]
+    assert ours.get_sampling_frequency() == theirs.get_sampling_frequency()
+    assert ours.get_dtype() == theirs.get_dtype()
+    np.testing.assert_allclose(ours.get_channel_gains(), theirs.get_channel_gains(), rtol=1e-7)
+    np.testing.assert_array_equal(ours.get_channel_offsets(), theirs.get_channel_offsets())
+    for _ in range(4):
+        a = int(rng.integers(0, 10_000))
+        b = a + int(rng.integers(1, 4000))
+        np.testing.assert_array_equal(
+            ours.get_traces(start_frame=a, end_frame=b), theirs.get_traces(start_frame=a, end_frame=b)
+        )
+        uv_ours = ours.get_traces(start_frame=a, end_frame=b, return_in_uV=True)
+        uv_theirs = theirs.get_traces(start_frame=a, end_frame=b, return_in_uV=True)
+        assert uv_ours.dtype == uv_theirs.dtype == np.float32 and uv_ours.shape == uv_theirs.shape
+        np.testing.assert_allclose(uv_ours, uv_theirs, rtol=2e-7, atol=0)
+        pick = rng.choice(384, size=5, replace=False)
+        ids_ours, ids_theirs = ours.get_channel_ids()[pick], theirs.get_channel_ids()[pick]
+        np.testing.assert_allclose(
+            ours.get_traces(start_frame=a, end_frame=b, channel_ids=ids_ours, return_in_uV=True),
+            theirs.get_traces(start_frame=a, end_frame=b, channel_ids=ids_theirs, return_in_uV=True),
+            rtol=2e-7,
+        )
+    c = ours.get_traces(end_frame=100, return_in_uV=True, order="C")
+    assert c.flags.c_contiguous
+
+
+def test_the_probe_is_spikeinterfaces(spikeglx):
+    ours, theirs = DspkRecording(spikeglx.bin), reference(spikeglx)
+    np.testing.assert_array_equal(ours.get_channel_locations(), theirs.get_channel_locations())
+    assert ours.get_probe().get_contact_count() == 384
+
+
+def test_gains_set_by_the_user_are_applied(spikeglx):
+    ours = DspkRecording(spikeglx.bin)
+    raw = ours.get_traces(end_frame=50)
+    ours.set_channel_gains(2.0)
+    np.testing.assert_array_equal(ours.get_traces(end_frame=50, return_in_uV=True), raw.astype(np.float32) * 2)
+
+
+def test_pickles_through_its_kwargs(spikeglx):
+    ours = DspkRecording(spikeglx.bin)
+    back = pickle.loads(pickle.dumps(ours))
+    np.testing.assert_array_equal(back.get_traces(end_frame=300), ours.get_traces(end_frame=300))
+    assert si.load(ours.to_dict()).get_num_samples() == ours.get_num_samples()
+
+
+@pytest.mark.parametrize("mp_context", ["fork", "spawn"])
+def test_save_through_a_process_pool(spikeglx, tmp_path, mp_context):
+    ours = DspkRecording(spikeglx.bin)
+    saved = ours.save(folder=tmp_path / f"saved-{mp_context}", n_jobs=2, chunk_size=3000,
+                      mp_context=mp_context, progress_bar=False)
+    theirs = reference(spikeglx)
+    np.testing.assert_array_equal(saved.get_traces(), theirs.get_traces())
+    np.testing.assert_allclose(saved.get_traces(return_in_uV=True), theirs.get_traces(return_in_uV=True), rtol=2e-7)
+
+
+def test_from_spikeinterface_scans_as_the_file(spikeglx, runtime):
+    theirs = reference(spikeglx)
+    via_si = dspk.from_spikeinterface(theirs)
+    assert via_si.format == "python" and via_si.channel_count == 384
+    assert via_si.sample_rate == 30000 and via_si.dtype == np.dtype("int16")
+    direct = dspk.open(spikeglx.bin)
+    np.testing.assert_array_equal(via_si.read_stored(), direct.read_stored(list(range(384))))
+    np.testing.assert_allclose(via_si.read(start=5, stop=900), direct.read(list(range(384)), 5, 900), rtol=2e-7)
+    a = dspk.scan(via_si, runtime=runtime, window_samples=4000, progress=False)
+    b = dspk.scan(direct, runtime=runtime, window_samples=4000, progress=False)
+    np.testing.assert_allclose(a.min, b.min[:384], rtol=2e-7)
+    np.testing.assert_allclose(a.max, b.max[:384], rtol=2e-7)
+    np.testing.assert_allclose(a.mean, b.mean[:384], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(a.rms, b.rms[:384], rtol=1e-6)
+    assert a.dead == [c for c in b.dead if c < 384]
+    assert (a.start, a.end, a.windows) == (b.start, b.end, b.windows)
+
+
+def test_a_python_source_passes_dspks_conformance_suite(spikeglx, rng):
+    via_si = dspk.from_spikeinterface(reference(spikeglx))
+    dspk._dspk._check_conformance(via_si, int(rng.integers(0, 2**32)))
+
+
+def test_a_failing_reader_is_an_error_not_a_crash(runtime):
+    class Broken(si.NumpyRecording):
+        def get_traces(self, *args, **kwargs):
+            raise RuntimeError("disk on fire")
+
+    rec = Broken([np.zeros((100, 2), dtype=np.int16)], sampling_frequency=1000.0)
+    wrapped = dspk.from_spikeinterface(rec)
+    with pytest.raises(dspk.RecordingFileError, match="raised RuntimeError: disk on fire"):
+        wrapped.read()
+    with pytest.raises(dspk.DspkError, match="disk on fire"):
+        dspk.scan(wrapped, runtime=runtime, progress=False)
+    with pytest.raises(dspk.InvalidInputError, match="segment_index 3 does not exist"):
+        dspk.from_spikeinterface(rec, segment_index=3)

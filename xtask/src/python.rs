@@ -1,0 +1,134 @@
+//! `cargo xtask ci`'s Python step: the wheel maturin builds from the clone, installed into a
+//! fresh venv, tested there by pytest (`python/tests`) with no Rust toolchain on `PATH`.
+
+use std::env;
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+use crate::cmd::{Cmd, Workspace};
+
+/// A venv with maturin (and pip's cache warm for the test venv); `.ci/run` creates it.
+const TOOLS_VAR: &str = "DSPK_PY_TOOLS";
+
+/// What the test venv installs besides the wheel (the references the tests compare with).
+const TEST_PACKAGES: [&str; 4] = ["pytest", "spikeinterface", "neo", "tqdm"];
+
+/// The venv of Python tools: `$DSPK_PY_TOOLS`, else `<target>/py-tools`.
+fn tools_venv(ws: &Workspace) -> PathBuf {
+    env::var_os(TOOLS_VAR)
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| ws.target_dir.join("py-tools"), PathBuf::from)
+}
+
+/// Builds the wheel, installs it into a fresh venv and runs pytest there. Without the tools
+/// venv this is skipped with a line saying how to make it, except in CI, where it fails.
+pub fn test_package(
+    ws: &Workspace,
+    in_ci: bool,
+    test_runtimes: Option<&OsStr>,
+) -> Result<(), Error> {
+    let tools = tools_venv(ws);
+    let maturin = tools.join("bin").join("maturin");
+    if !maturin.is_file() {
+        let why = format!(
+            "no maturin at {} (.ci/run creates that venv: python3 -m venv {0} && {0}/bin/pip \
+             install maturin; or set {TOOLS_VAR})",
+            ws.show(&tools)
+        );
+        return if in_ci {
+            Err(Error::Failed(why))
+        } else {
+            eprintln!("skipped: {why}");
+            Ok(())
+        };
+    }
+    let wheels = ws.target_dir.join("wheels");
+    remove_old_wheels(&wheels)?;
+    // `--release` is cargo's release profile in the workspace's target dir: the CubeCL and
+    // wgpu the main job's `cargo run --release -p dspk-cli` compiled are reused.
+    Cmd::program(ws, &maturin)
+        .args([
+            OsStr::new("build"),
+            "--release".as_ref(),
+            "--out".as_ref(),
+            wheels.as_os_str(),
+        ])
+        .run()?;
+    let wheel = built_wheel(&wheels)?;
+    let venv = ws.target_dir.join("py-wheel-test");
+    Cmd::program(ws, tools.join("bin").join("python"))
+        .args([
+            OsStr::new("-m"),
+            "venv".as_ref(),
+            "--clear".as_ref(),
+            venv.as_os_str(),
+        ])
+        .run()?;
+    let python = venv.join("bin").join("python");
+    Cmd::program(ws, &python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args([wheel.as_os_str()])
+        .args(TEST_PACKAGES)
+        .run()?;
+    let mut pytest = Cmd::program(ws, &python)
+        .args(["-m", "pytest", "-q", "python/tests"])
+        .env("DSPK_WHEEL_TEST", "1")
+        .env("DSPK_BIN", ws.target_dir.join("release").join("dspk"))
+        .env("PATH", path_without_rust());
+    if let Some(runtimes) = test_runtimes {
+        pytest = pytest.env("DSPK_TEST_RUNTIMES", runtimes);
+    }
+    pytest.run()
+}
+
+/// Removes wheels of earlier runs, so that exactly one is installed.
+fn remove_old_wheels(dir: &Path) -> Result<(), Error> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "whl") {
+            std::fs::remove_file(&path)
+                .map_err(|e| Error::Failed(format!("cannot remove {}: {e}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+/// The one wheel maturin wrote.
+fn built_wheel(dir: &Path) -> Result<PathBuf, Error> {
+    let wheels: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Failed(format!("cannot read {}: {e}", dir.display())))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+        .collect();
+    match wheels.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(Error::Failed(format!(
+            "expected one wheel in {}, found {}",
+            dir.display(),
+            wheels.len()
+        ))),
+    }
+}
+
+/// `PATH` without the directories that hold `cargo` or `rustc`: the installed wheel must work
+/// without a Rust toolchain.
+fn path_without_rust() -> OsString {
+    let path = env::var_os("PATH").unwrap_or_default();
+    let kept = env::split_paths(&path).filter(|dir| {
+        !["cargo", "rustc"]
+            .iter()
+            .any(|tool| dir.join(tool).exists())
+    });
+    env::join_paths(kept).unwrap_or_default()
+}
