@@ -54,9 +54,12 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
         eprintln!("skipped: cargo-deny not installed (cargo install cargo-deny --locked)");
     }
 
+    // In the release profile: the main job and the Python wheel are release builds, so CubeCL
+    // and wgpu compile twice in all (checked for lints and docs, optimised once) instead of a
+    // third time for a debug test build.
     begin("tests");
     let test_runtimes = test_runtimes();
-    let mut tests = Cmd::cargo(ws).args(["test", "--workspace"]);
+    let mut tests = Cmd::cargo(ws).args(["test", "--workspace", "--release"]);
     if let Some(runtimes) = &test_runtimes {
         tests = tests.env(TEST_RUNTIMES_VAR, runtimes);
     }

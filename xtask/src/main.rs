@@ -26,9 +26,8 @@ COMMANDS:
                       cargo clippy --workspace --all-targets -- -D warnings
                       RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
                       cargo deny check licenses bans sources   (skipped if not installed)
-                      cargo test --workspace   (DSPK_TEST_RUNTIMES=wgpu when CI is set
+                      cargo test --workspace --release   (DSPK_TEST_RUNTIMES=wgpu when CI is set
                                                 and DSPK_TEST_RUNTIMES is not)
-                      test-backends, requiring the runtimes of DSPK_TEST_RUNTIMES
                       cargo run --release -p dspk-cli -- scan
                       the Python package: $DSPK_PY_TOOLS/bin/maturin build --release
                         (default venv target/py-tools, made by .ci/run), the wheel installed
