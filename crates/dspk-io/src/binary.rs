@@ -249,7 +249,7 @@ pub fn sidecar_path(data: &Path) -> PathBuf {
 }
 
 /// A sidecar parse error as `field: what is wrong` (no field for errors of the whole text).
-fn field_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+pub(crate) fn field_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     let path = e.path().to_string();
     if path.is_empty() || path == "." {
         e.inner().to_string()

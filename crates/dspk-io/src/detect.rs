@@ -8,12 +8,14 @@ use std::sync::Arc;
 use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource};
 
 use crate::binary::{BinaryLayout, BinaryRecording, binary_paths};
+use crate::openephys::{OpenEphysLayoutRead, OpenEphysRecording, is_openephys};
 use crate::raw::file_error;
 use crate::spikeglx::{SpikeGlxLayout, SpikeGlxRecording, spikeglx_paths};
 
 /// What [`open`] and [`detect`] support, for messages.
-pub const SUPPORTED_FORMATS: &str =
-    "raw binary with a JSON sidecar (<file> + <file>.json), SpikeGLX (.bin + .meta)";
+pub const SUPPORTED_FORMATS: &str = "raw binary with a JSON sidecar (<file> + <file>.json), \
+     SpikeGLX (.bin + .meta), Open Ephys binary (a recording folder, its structure.oebin, or a \
+     stream's continuous.dat)";
 
 /// The on-disk formats dspk-io reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,14 +24,36 @@ pub enum FileFormat {
     Binary,
     /// SpikeGLX `.bin` + `.meta` ([`SpikeGlxRecording`]).
     SpikeGlx,
+    /// Open Ephys binary: `structure.oebin` + `continuous.dat` + `.npy`
+    /// ([`OpenEphysRecording`]).
+    OpenEphys,
 }
 
 impl FileFormat {
-    /// A short name (`binary`, `spikeglx`).
+    /// A short name (`binary`, `spikeglx`, `openephys`).
     pub fn name(&self) -> &'static str {
         match self {
             FileFormat::Binary => "binary",
             FileFormat::SpikeGlx => "spikeglx",
+            FileFormat::OpenEphys => "openephys",
+        }
+    }
+
+    /// What it is, for people (`raw binary + JSON sidecar`, `SpikeGLX`, `Open Ephys binary`).
+    pub fn label(&self) -> &'static str {
+        match self {
+            FileFormat::Binary => "raw binary + JSON sidecar",
+            FileFormat::SpikeGlx => "SpikeGLX",
+            FileFormat::OpenEphys => "Open Ephys binary",
+        }
+    }
+
+    /// What [`Detected::metadata_path`] is, for messages (`the recording's sidecar`).
+    pub fn metadata_role(&self) -> &'static str {
+        match self {
+            FileFormat::Binary => "the recording's sidecar",
+            FileFormat::SpikeGlx => "the recording's .meta",
+            FileFormat::OpenEphys => "the recording's structure.oebin",
         }
     }
 }
@@ -47,8 +71,11 @@ pub struct Detected {
     pub format: FileFormat,
     /// The file holding the samples.
     pub data_path: PathBuf,
-    /// The file describing them (sidecar or `.meta`).
+    /// The file describing them (sidecar, `.meta` or `structure.oebin`).
     pub metadata_path: PathBuf,
+    /// Other files the recording consists of (Open Ephys: the sample numbers and timestamps
+    /// `.npy` files; empty for the other formats).
+    pub index_paths: Vec<PathBuf>,
     /// The recording's description.
     pub info: RecordingInfo,
     /// Problems that would not stop the file from opening (a partial last frame).
@@ -56,11 +83,16 @@ pub struct Detected {
 }
 
 /// Which format `path` is in, from the files next to it (no reads):
-/// a `.meta` path or a sibling `.meta` → SpikeGLX; a `.json` sidecar → binary.
+/// a `.meta` path or a sibling `.meta` → SpikeGLX; a `.json` sidecar → binary; a
+/// `structure.oebin`, a folder with one in it or below it, or a `continuous.dat` (or its
+/// folder) under `continuous/` next to one → Open Ephys.
 pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
     if path.is_dir() {
+        if is_openephys(path) {
+            return Ok(FileFormat::OpenEphys);
+        }
         return Err(DspError::UnsupportedFormat(format!(
-            "{} is a directory: give the recording's data file (supported: {SUPPORTED_FORMATS})",
+            "{} is a directory with no Open Ephys structure.oebin in it or below it: give the recording's data file (supported: {SUPPORTED_FORMATS})",
             path.display()
         )));
     }
@@ -85,6 +117,9 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
         }
         return Ok(FileFormat::Binary);
     }
+    if is_openephys(path) {
+        return Ok(FileFormat::OpenEphys);
+    }
     if !path.exists() {
         return Err(file_error(path, "no such file"));
     }
@@ -107,6 +142,7 @@ pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
                 format: FileFormat::Binary,
                 data_path: l.data,
                 metadata_path: l.sidecar_path,
+                index_paths: Vec::new(),
                 info: l.info,
                 warnings: l.warnings,
             })
@@ -117,6 +153,18 @@ pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
                 format: FileFormat::SpikeGlx,
                 data_path: l.bin,
                 metadata_path: l.meta_path,
+                index_paths: Vec::new(),
+                info: l.info,
+                warnings: l.warnings,
+            })
+        }
+        FileFormat::OpenEphys => {
+            let l = OpenEphysLayoutRead::detect(path, None)?;
+            Ok(Detected {
+                format: FileFormat::OpenEphys,
+                data_path: l.data,
+                metadata_path: l.entry.oebin_path.clone(),
+                index_paths: l.index_files,
                 info: l.info,
                 warnings: l.warnings,
             })
@@ -131,6 +179,8 @@ pub enum FileRecording {
     Binary(BinaryRecording),
     /// SpikeGLX.
     SpikeGlx(SpikeGlxRecording),
+    /// One stream of an Open Ephys binary recording.
+    OpenEphys(OpenEphysRecording),
 }
 
 impl FileRecording {
@@ -139,6 +189,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(_) => FileFormat::Binary,
             FileRecording::SpikeGlx(_) => FileFormat::SpikeGlx,
+            FileRecording::OpenEphys(_) => FileFormat::OpenEphys,
         }
     }
 
@@ -148,6 +199,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(r) => r.warnings(),
             FileRecording::SpikeGlx(r) => r.warnings(),
+            FileRecording::OpenEphys(r) => r.warnings(),
         }
     }
 
@@ -156,6 +208,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(r) => r.path(),
             FileRecording::SpikeGlx(r) => r.path(),
+            FileRecording::OpenEphys(r) => r.path(),
         }
     }
 
@@ -164,6 +217,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(r) => r.read_threads(),
             FileRecording::SpikeGlx(r) => r.read_threads(),
+            FileRecording::OpenEphys(r) => r.read_threads(),
         }
     }
 
@@ -172,6 +226,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(r) => r.set_read_threads(threads),
             FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
+            FileRecording::OpenEphys(r) => r.set_read_threads(threads),
         }
     }
 
@@ -180,6 +235,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(r) => Arc::new(r),
             FileRecording::SpikeGlx(r) => Arc::new(r),
+            FileRecording::OpenEphys(r) => Arc::new(r),
         }
     }
 
@@ -187,6 +243,7 @@ impl FileRecording {
         match self {
             FileRecording::Binary(r) => r,
             FileRecording::SpikeGlx(r) => r,
+            FileRecording::OpenEphys(r) => r,
         }
     }
 }
@@ -228,10 +285,16 @@ impl RecordingSource for FileRecording {
 
 /// Opens the recording at `path` in whichever supported format it is ([`detect_format`]).
 /// An unknown format is [`DspError::UnsupportedFormat`] listing what is supported.
+///
+/// Open Ephys: `path` chooses the recording and the stream ([`OpenEphysRecording::open`] with
+/// no stream name): a stream's `continuous.dat` or folder opens that stream; a recording folder
+/// or its `structure.oebin` opens its only stream, and is an error listing the stream names
+/// when it has several; a folder above several recordings is an error listing them.
 pub fn open(path: impl AsRef<Path>) -> DspResult<FileRecording> {
     let path = path.as_ref();
     Ok(match detect_format(path)? {
         FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
         FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
+        FileFormat::OpenEphys => FileRecording::OpenEphys(OpenEphysRecording::open(path, None)?),
     })
 }

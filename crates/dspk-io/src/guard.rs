@@ -1,5 +1,6 @@
-//! Outputs that must not overwrite inputs: a recording's files (data, sidecar, `.meta`) are
-//! compared with every output path by the file they resolve to, not by the path as typed.
+//! Outputs that must not overwrite inputs: a recording's files (data, sidecar, `.meta`,
+//! `structure.oebin`, `.npy`) are compared with every output path by the file they resolve
+//! to, not by the path as typed.
 
 use std::path::{Path, PathBuf};
 
@@ -7,11 +8,30 @@ use dspk_types::{DspError, DspResult};
 
 use crate::detect::detect;
 
-/// The files the recording at `path` consists of (its data file and its sidecar or `.meta`),
-/// as [`detect`] finds them.
+/// The files the recording at `path` consists of (its data file, its sidecar, `.meta` or
+/// `structure.oebin`, and an Open Ephys stream's `.npy` files), as [`detect`] finds them.
 pub fn recording_files(path: &Path) -> DspResult<Vec<PathBuf>> {
+    Ok(recording_inputs(path)?
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect())
+}
+
+/// [`recording_files`], each with what it is (`the recording's data file`, `the recording's
+/// .meta`, …), as [`refuse_overwrite`] takes them.
+pub fn recording_inputs(path: &Path) -> DspResult<Vec<(PathBuf, String)>> {
     let d = detect(path)?;
-    Ok(vec![d.data_path, d.metadata_path])
+    let mut out = vec![
+        (d.data_path, "the recording's data file".to_string()),
+        (d.metadata_path, d.format.metadata_role().to_string()),
+    ];
+    out.extend(d.index_paths.into_iter().map(|p| {
+        (
+            p,
+            "the recording's sample numbers or timestamps".to_string(),
+        )
+    }));
+    Ok(out)
 }
 
 /// Whether `a` and `b` are the same file: the same path after resolving symbolic links and

@@ -1,17 +1,21 @@
-//! Recordings on disk for dspk: raw binary files with a JSON sidecar (read and write) and
-//! SpikeGLX `.bin` + `.meta` recordings, memory-mapped behind the same
+//! Recordings on disk for dspk: raw binary files with a JSON sidecar (read and write),
+//! SpikeGLX `.bin` + `.meta` and Open Ephys binary recordings, memory-mapped behind the same
 //! [`RecordingSource`](dspk_types::RecordingSource) trait as every other dspk source.
 //!
 //! - [`BinaryRecording`]: any [`SampleFormat`](dspk_types::SampleFormat), either order, an
 //!   optional header, described by `<file>.json` ([`BinarySidecar`]).
 //! - [`SpikeGlxRecording`]: imec AP/LF streams (NP1.0 and NP2.0 gain rules) and NI streams.
+//! - [`OpenEphysRecording`]: one continuous stream of an Open Ephys binary recording (GUI 0.5
+//!   and 0.6+), chosen by name; [`OpenEphysFolder`] lists every record node, experiment and
+//!   recording of a folder. Its `.npy` files are read by a checked reader ([`NpyArray`]).
 //! - [`open`] picks the reader from the files next to the path; [`detect`] reads only the
 //!   description.
 //! - [`write_binary`] streams any source through windows into a new file + sidecar;
 //!   [`BinaryWriter`] takes windows one at a time (e.g. decoded on a device).
 //!
 //! What it deliberately is not: no GPU code, no printing (problems that do not stop a file from
-//! opening are returned as warnings for the program to show), no writing of SpikeGLX files.
+//! opening are returned as warnings for the program to show), no writing of SpikeGLX or Open
+//! Ephys files, no segments (each Open Ephys recording is its own source).
 //!
 //! Reads are served straight from the mapping: `read` of a time-major file into channel-major
 //! `f32` is a blocked transpose-decode that keeps source and destination rows in cache, with
@@ -41,6 +45,8 @@ mod decode;
 mod detect;
 mod guard;
 mod mapped;
+mod npy;
+mod openephys;
 mod raw;
 mod spikeglx;
 mod writer;
@@ -48,6 +54,8 @@ mod writer;
 pub use binary::*;
 pub use detect::*;
 pub use guard::*;
+pub use npy::*;
+pub use openephys::*;
 pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};
 pub use spikeglx::*;
 pub use writer::*;

@@ -1,8 +1,10 @@
 //! Integration tests of dspk-io: files written and read back, SpikeGLX files built from
-//! hand-written `.meta` text, and bad files.
+//! hand-written `.meta` text, Open Ephys folders written from the format description, and bad
+//! files.
 
 mod binary;
 mod common;
 mod detect;
+mod openephys;
 mod spikeglx;
 mod writer;
