@@ -101,17 +101,7 @@ impl Input {
     pub(crate) fn files(&self) -> CliResult<Vec<(PathBuf, String)>> {
         match &self.origin {
             Origin::Synthetic { .. } => Ok(Vec::new()),
-            Origin::File { path, .. } => {
-                let d = dspk_io::detect(path)?;
-                let meta = match d.format {
-                    dspk_io::FileFormat::SpikeGlx => "the recording's .meta",
-                    dspk_io::FileFormat::Binary => "the recording's sidecar",
-                };
-                Ok(vec![
-                    (d.data_path, "the recording's data file".to_string()),
-                    (d.metadata_path, meta.to_string()),
-                ])
-            }
+            Origin::File { path, .. } => Ok(dspk_io::recording_inputs(path)?),
         }
     }
 
@@ -124,7 +114,8 @@ impl Input {
     }
 }
 
-/// Opens a recording file in any format dspk-io reads (raw binary + sidecar, SpikeGLX).
+/// Opens a recording file in any format dspk-io reads (raw binary + sidecar, SpikeGLX, Open
+/// Ephys).
 fn open_file(path: &Path) -> CliResult<Input> {
     if !path.exists() {
         // Say it plainly, before format detection words it after the files it looked for.
@@ -132,10 +123,7 @@ fn open_file(path: &Path) -> CliResult<Input> {
     }
     let rec = dspk_io::open(path)?;
     let warnings = rec.warnings().to_vec();
-    let kind = match rec.format() {
-        dspk_io::FileFormat::Binary => "raw binary + JSON sidecar",
-        dspk_io::FileFormat::SpikeGlx => "SpikeGLX",
-    };
+    let kind = rec.format().label();
     Ok(Input {
         origin: Origin::File {
             path: path.to_path_buf(),
