@@ -77,6 +77,13 @@ class Recording:
         *,
         out: Optional[np.ndarray] = None,
     ) -> np.ndarray: ...
+    def read_frames(
+        self,
+        start: Optional[int] = None,
+        stop: Optional[int] = None,
+        *,
+        out: Optional[npt.NDArray[np.float32]] = None,
+    ) -> npt.NDArray[np.float32]: ...
     def windows(
         self,
         batch: int,

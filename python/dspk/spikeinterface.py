@@ -138,7 +138,15 @@ class DspkRecording(BaseRecording):
         indices = self.ids_to_indices(channel_ids, prefer_slice=True)
         start, stop = _frames(start_frame, end_frame, self._dspk.samples)
         channels = _selected(self._channels, indices)
-        traces = self._dspk.read(channels, start, stop).T
+        count = len(channels)
+        if channels == list(range(count)):
+            # Every channel (the sync channel of an imec file left at the end): the file's own
+            # time-major order, decoded straight; a view of the first channels when not all.
+            traces = self._dspk.read_frames(start, stop)
+            if count < traces.shape[1]:
+                traces = traces[:, :count]
+        else:
+            traces = self._dspk.read(channels, start, stop).T
         if order is not None:
             traces = np.asanyarray(traces, order=order)
         return traces

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dspk
-from conftest import scaled, write_binary
+from recordings import scaled, write_binary
 
 
 def program_json(dspk_program, *args) -> dict:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dspk
-from conftest import scaled, write_binary
+from recordings import scaled, write_binary
 
 
 def test_spikeglx_properties(spikeglx):
@@ -171,3 +171,18 @@ def test_synthetic_reads_are_its_stored_values_scaled():
     stored = rec.read_stored()
     np.testing.assert_array_equal(rec.read(), scaled(stored, rec.gains, rec.offsets))
     assert np.all(stored[2] == stored[2, 0]) and stored[0].std() > 0
+
+
+@pytest.mark.parametrize("order", ["time-major", "channel-major"])
+def test_read_frames_is_the_time_major_read(tmp_path, rng, order):
+    b = write_binary(tmp_path / "f.bin", rng, channels=5, samples=2500, order=order)
+    rec = dspk.open(b.path)
+    want = scaled(b.values, b.gains, b.offsets).T
+    got = rec.read_frames()
+    assert got.shape == (2500, 5) and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    out = np.empty((1000, 5), dtype=np.float32)
+    assert rec.read_frames(100, 1100, out=out) is out
+    np.testing.assert_array_equal(out, want[100:1100])
+    with pytest.raises(dspk.InvalidInputError, match="shape"):
+        rec.read_frames(0, 10, out=np.empty((5, 10), dtype=np.float32))

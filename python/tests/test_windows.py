@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dspk
-from conftest import write_binary
+from recordings import write_binary
 
 
 @pytest.mark.parametrize("halo", [0, 7, (3, 11)])

@@ -63,18 +63,7 @@ impl Recording {
     /// The files it consists of, each with what it is (none unless it is a file).
     pub(crate) fn input_files(&self) -> PyResult<Vec<(PathBuf, String)>> {
         match &self.origin {
-            Origin::File { path, format } => {
-                let files = dspk_io::recording_files(path).or_raise()?;
-                let meta = match format {
-                    FileFormat::SpikeGlx => "the recording's .meta",
-                    FileFormat::Binary => "the recording's sidecar",
-                };
-                Ok(files
-                    .into_iter()
-                    .zip(["the recording's data file", meta])
-                    .map(|(p, what)| (p, what.to_string()))
-                    .collect())
-            }
+            Origin::File { path, .. } => dspk_io::recording_inputs(path).or_raise(),
             Origin::Synthetic { .. } | Origin::Python => Ok(Vec::new()),
         }
     }
@@ -213,18 +202,11 @@ impl Recording {
         }
     }
 
-    /// `"spikeglx"`, `"binary"`, `"synthetic"` or `"python"`.
+    /// `"spikeglx"`, `"binary"`, `"openephys"`, `"synthetic"` or `"python"`.
     #[getter]
     fn format(&self) -> &'static str {
         match &self.origin {
-            Origin::File {
-                format: FileFormat::SpikeGlx,
-                ..
-            } => "spikeglx",
-            Origin::File {
-                format: FileFormat::Binary,
-                ..
-            } => "binary",
+            Origin::File { format, .. } => format.name(),
             Origin::Synthetic { .. } => "synthetic",
             Origin::Python => "python",
         }
@@ -280,7 +262,7 @@ impl Recording {
     }
 
     /// The stored values (before gain and offset) of `channels` over `start..stop`, shape
-    /// `(channels, samples)`, in the stored dtype ([`dtype`]); `out=` as in `read`.
+    /// `(channels, samples)`, in the stored dtype (`dtype`); `out=` as in `read`.
     #[pyo3(signature = (channels=None, start=None, stop=None, *, out=None))]
     fn read_stored<'py>(
         &self,
@@ -294,6 +276,22 @@ impl Recording {
         let channels = args::channels(channels, info)?;
         let range = args::sample_range(start, stop, info.samples, ("start", "stop"))?;
         stored::read_stored(py, &self.source, &channels, range, out)
+    }
+
+    /// Scaled values of every channel over samples `start..stop`, time-major: `float32` of
+    /// shape `(samples, channels)`, SpikeInterface's layout. A time-major file (SpikeGLX) is
+    /// decoded straight, without the transpose `read` does; `out=` as in `read`.
+    #[pyo3(signature = (start=None, stop=None, *, out=None))]
+    fn read_frames<'py>(
+        &self,
+        py: Python<'py>,
+        start: Option<&Bound<'py, PyAny>>,
+        stop: Option<&Bound<'py, PyAny>>,
+        out: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let total = self.source.info().samples;
+        let range = args::sample_range(start, stop, total, ("start", "stop"))?;
+        stored::read_frames(py, &self.source, range, out)
     }
 
     /// Halo windows over the whole recording: each owns `batch` samples (the last may own

@@ -9,7 +9,7 @@ use numpy::prelude::*;
 use numpy::{BorrowError, Element, PyArray2, PyUntypedArray};
 use pyo3::prelude::*;
 
-use dspk_types::{RecordingSource, SampleFormat, check_sample_range};
+use dspk_types::{MemoryOrder, RecordingSource, SampleFormat, check_sample_range};
 
 use crate::args::type_name;
 use crate::errors::{OrRaise, invalid};
@@ -113,6 +113,30 @@ pub(crate) fn read<'py>(
     let shape = [channels.len(), samples_of(source, &range)?];
     fill_array::<f32, _>(py, shape, out, |buf| {
         source.read(channels, range.clone(), buf).or_raise()
+    })
+}
+
+/// Scaled values of every channel over `range`, time-major, as `float32` `(samples, channels)`:
+/// the source's native read (no transpose for a time-major file); a channel-major source is
+/// read natively, then transposed through one temporary buffer.
+pub(crate) fn read_frames<'py>(
+    py: Python<'py>,
+    source: &Arc<dyn RecordingSource>,
+    range: Range<u64>,
+    out: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let n = samples_of(source, &range)?;
+    let c = source.info().channel_count();
+    fill_array::<f32, _>(py, [n, c], out, |buf| {
+        if source.read_native(range.clone(), buf).or_raise()? == MemoryOrder::ChannelMajor {
+            let channel_major = buf.to_vec();
+            for (ch, row) in channel_major.chunks_exact(n.max(1)).enumerate() {
+                for (s, &v) in row.iter().enumerate() {
+                    buf[s * c + ch] = v;
+                }
+            }
+        }
+        Ok(())
     })
 }
 
