@@ -40,6 +40,56 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+/// `RecordingSource` for a file reader whose samples are its `raw: RawData` field: every read
+/// is the raw data's (one implementation for every format, not a copy per reader).
+macro_rules! source_via_raw {
+    ($reader:ty) => {
+        impl dspk_types::RecordingSource for $reader {
+            fn info(&self) -> &dspk_types::RecordingInfo {
+                self.raw.info()
+            }
+
+            fn read(
+                &self,
+                channels: &[usize],
+                samples: std::ops::Range<u64>,
+                out: &mut [f32],
+            ) -> dspk_types::DspResult<()> {
+                self.raw.read(channels, samples, out)
+            }
+
+            fn read_stored(
+                &self,
+                channels: &[usize],
+                samples: std::ops::Range<u64>,
+                out: &mut [u8],
+            ) -> dspk_types::DspResult<()> {
+                self.raw.read_stored(channels, samples, out)
+            }
+
+            fn read_native(
+                &self,
+                samples: std::ops::Range<u64>,
+                out: &mut [f32],
+            ) -> dspk_types::DspResult<dspk_types::MemoryOrder> {
+                self.raw.read_native(samples, out)
+            }
+
+            fn read_stored_native(
+                &self,
+                samples: std::ops::Range<u64>,
+                out: &mut [u8],
+            ) -> dspk_types::DspResult<dspk_types::MemoryOrder> {
+                self.raw.read_stored_native(samples, out)
+            }
+
+            fn native_stored_order(&self) -> dspk_types::MemoryOrder {
+                self.raw.info().order
+            }
+        }
+    };
+}
+
 mod binary;
 mod decode;
 mod detect;

@@ -27,12 +27,11 @@
 //! several recordings is listed by [`OpenEphysFolder::scan`] and opened by index or by the
 //! recording folder's path; segments and concatenation are not handled here.
 
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
-    ChannelInfo, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, RecordingSource,
-    SampleFormat, SampleRate, SignalUnit,
+    ChannelInfo, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, SampleFormat,
+    SampleRate, SignalUnit,
 };
 use serde::Deserialize;
 
@@ -874,33 +873,4 @@ impl OpenEphysRecording {
     }
 }
 
-impl RecordingSource for OpenEphysRecording {
-    fn info(&self) -> &RecordingInfo {
-        self.raw.info()
-    }
-
-    fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
-        self.raw.read(channels, samples, out)
-    }
-
-    fn read_stored(
-        &self,
-        channels: &[usize],
-        samples: Range<u64>,
-        out: &mut [u8],
-    ) -> DspResult<()> {
-        self.raw.read_stored(channels, samples, out)
-    }
-
-    fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
-        self.raw.read_native(samples, out)
-    }
-
-    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
-        self.raw.read_stored_native(samples, out)
-    }
-
-    fn native_stored_order(&self) -> MemoryOrder {
-        self.raw.info().order
-    }
-}
+source_via_raw!(OpenEphysRecording);

@@ -21,12 +21,11 @@
 //!   time; `fileSizeBytes` must equal the `.bin`'s size.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
     ChannelInfo, DspError, DspResult, MICROVOLTS_PER_VOLT, MemoryOrder, RationalTime,
-    RecordingInfo, RecordingSource, SampleFormat, SampleRate, SignalUnit,
+    RecordingInfo, SampleFormat, SampleRate, SignalUnit,
 };
 
 use crate::mapped::MappedFile;
@@ -794,36 +793,7 @@ impl SpikeGlxRecording {
     }
 }
 
-impl RecordingSource for SpikeGlxRecording {
-    fn info(&self) -> &RecordingInfo {
-        self.raw.info()
-    }
-
-    fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
-        self.raw.read(channels, samples, out)
-    }
-
-    fn read_stored(
-        &self,
-        channels: &[usize],
-        samples: Range<u64>,
-        out: &mut [u8],
-    ) -> DspResult<()> {
-        self.raw.read_stored(channels, samples, out)
-    }
-
-    fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
-        self.raw.read_native(samples, out)
-    }
-
-    fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
-        self.raw.read_stored_native(samples, out)
-    }
-
-    fn native_stored_order(&self) -> MemoryOrder {
-        self.raw.info().order
-    }
-}
+source_via_raw!(SpikeGlxRecording);
 
 #[cfg(test)]
 mod tests {
