@@ -8,8 +8,8 @@ use dspk_device::describe;
 use dspk_io::BinaryWriter;
 use dspk_stream::{DecodeRoute, DevicePass, Flow, window_samples};
 use dspk_types::{
-    ChannelInfo, ChannelMapFile, ChunkSchedule, MemoryOrder, RecordingInfo, RecordingSource,
-    RemappedSource, SampleFormat, Scaling, SlicedRecording,
+    ChannelMapFile, ChunkSchedule, MemoryOrder, RecordingSource, RemappedSource, Scaling,
+    SlicedRecording,
 };
 use serde_json::json;
 
@@ -71,7 +71,7 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
 
-    let out_info = output_info(&info, &scaling, recording);
+    let out_info = dspk_io::converted_info(&info, &scaling.units, &recording.display().to_string());
     // A temporary file renamed into place at `finish`: a failure leaves no partial output.
     let mut writer = BinaryWriter::create(&opts.output, &out_info, opts.order)
         .map_err(|e| CliError::from(e).context(format!("-o {}", opts.output.display())))?;
@@ -176,31 +176,4 @@ fn check_outputs(input: &Input, opts: &ConvertOptions) -> CliResult<()> {
         )));
     }
     Ok(())
-}
-
-/// What the output holds: `info`'s channels and time, as `f32` in the scaled unit (gain 1,
-/// offset 0), with where it came from in the metadata.
-fn output_info(info: &RecordingInfo, scaling: &Scaling, recording: &Path) -> RecordingInfo {
-    let mut out = info.clone();
-    out.format = SampleFormat::F32;
-    out.channels = info
-        .channels
-        .iter()
-        .zip(&scaling.units)
-        .map(|(ch, unit)| ChannelInfo {
-            name: ch.name.clone(),
-            gain: 1.0,
-            offset: 0.0,
-            unit: unit.clone(),
-        })
-        .collect();
-    out.metadata.insert(
-        "dspk_converted_from".to_string(),
-        recording.display().to_string(),
-    );
-    out.metadata.insert(
-        "dspk_source_format".to_string(),
-        info.format.name().to_string(),
-    );
-    out
 }

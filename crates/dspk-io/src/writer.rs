@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use dspk_types::{
     ChunkSchedule, DspError, DspResult, MemoryOrder, ProgressEvent, ProgressSink, RationalTime,
-    RecordingInfo, RecordingSource, SampleFormat, check_sample_range,
+    RecordingInfo, RecordingSource, SampleFormat, SignalUnit, check_sample_range,
 };
 
 use crate::binary::{BinarySidecar, sidecar_path};
@@ -651,4 +651,25 @@ fn stored_integer(format: SampleFormat, b: &[u8]) -> i64 {
         SampleFormat::I32 => i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         SampleFormat::F32 | SampleFormat::F64 => unreachable!("only integer formats are converted"),
     }
+}
+
+/// What a converted recording holds: `info`'s channels and time as `float32` in `units` (one per
+/// channel, the scaled units; gain 1, offset 0), with where it came from (`from`) and its
+/// stored format in the metadata (`dspk_converted_from`, `dspk_source_format`). `dspk convert`
+/// and the Python package's `convert` write this.
+pub fn converted_info(info: &RecordingInfo, units: &[SignalUnit], from: &str) -> RecordingInfo {
+    let mut out = info.clone();
+    out.format = SampleFormat::F32;
+    for (ch, unit) in out.channels.iter_mut().zip(units) {
+        ch.gain = 1.0;
+        ch.offset = 0.0;
+        ch.unit = unit.clone();
+    }
+    out.metadata
+        .insert("dspk_converted_from".to_string(), from.to_string());
+    out.metadata.insert(
+        "dspk_source_format".to_string(),
+        info.format.name().to_string(),
+    );
+    out
 }

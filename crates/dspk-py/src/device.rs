@@ -10,8 +10,8 @@ use dspk_device::{TargetExt as _, describe, list_devices, open_device};
 use dspk_io::BinaryWriter;
 use dspk_stream::{DecodeRoute, DevicePass, Flow, ScanOptions};
 use dspk_types::{
-    ChannelMapFile, ChunkSchedule, ComputeTarget, DspError, DspResult, RecordingInfo,
-    RemappedSource, Scaling, SlicedRecording,
+    ChannelMapFile, ChunkSchedule, ComputeTarget, DspError, DspResult, RemappedSource, Scaling,
+    SlicedRecording,
 };
 
 use crate::args;
@@ -209,7 +209,11 @@ pub(crate) fn convert(
         let window = dspk_stream::window_samples(&client, &info, asked)?.min(info.samples);
         let schedule = ChunkSchedule::full_recording(info.samples, window, 0, 0)?;
         let scaling = Scaling::microvolts(&info);
-        let mut writer = BinaryWriter::create(&out, &output_info(&info, &scaling, &from), order)?;
+        let mut writer = BinaryWriter::create(
+            &out,
+            &dspk_io::converted_info(&info, &scaling.units, &from),
+            order,
+        )?;
         // Halos are 0: every window is owned whole, and windows come in order.
         let report = DevicePass::new(&client, source, schedule.into_windows())
             .scaling(scaling)
@@ -273,25 +277,4 @@ fn check_outputs(
         ));
     }
     Ok(())
-}
-
-/// What the output holds: `info`'s channels and time as `float32` in the scaled units, with
-/// where it came from in the metadata.
-// TODO(dspk-cli): the same as `dspk convert`'s `output_info`; one library function should
-// serve both.
-fn output_info(info: &RecordingInfo, scaling: &Scaling, from: &str) -> RecordingInfo {
-    let mut out = info.clone();
-    out.format = dspk_types::SampleFormat::F32;
-    for (ch, unit) in out.channels.iter_mut().zip(&scaling.units) {
-        ch.gain = 1.0;
-        ch.offset = 0.0;
-        ch.unit = unit.clone();
-    }
-    out.metadata
-        .insert("dspk_converted_from".to_string(), from.to_string());
-    out.metadata.insert(
-        "dspk_source_format".to_string(),
-        info.format.name().to_string(),
-    );
-    out
 }
