@@ -4,8 +4,9 @@
 //! What it holds: typed errors ([`DspError`]), exact sample rates and times ([`SampleRate`],
 //! [`RationalTime`], [`TimeRange`]), channel masks, signal buffers, the recording read contract
 //! ([`RecordingSource`]) with in-memory, sliced, remapped and synthetic recordings, progress
-//! reporting, halo windows with a double-buffered window loader, and the *names* of the compute
-//! runtimes ([`ComputeTarget`]).
+//! reporting, halo windows (clamped at the ends of the recording or padded as `numpy.pad` does)
+//! with a double-buffered window loader, and the *names* of the compute runtimes
+//! ([`ComputeTarget`]).
 //!
 //! What it deliberately is not: it never depends on CubeCL or any GPU crate, so a tool that only
 //! reads recordings compiles without a GPU stack. Opening devices is `dspk-device`'s job.
@@ -28,6 +29,7 @@ mod buffer;
 mod channel_map;
 mod compute;
 pub mod conformance;
+mod edge;
 mod error;
 mod format;
 mod loader;
@@ -45,6 +47,7 @@ mod window;
 pub use buffer::*;
 pub use channel_map::*;
 pub use compute::*;
+pub use edge::*;
 pub use error::*;
 pub use format::*;
 pub use loader::*;

@@ -8,7 +8,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use crate::{
     DspError, DspResult, HaloWindow, NoProgress, ProgressEvent, ProgressSink, RecordingSource,
-    check_sample_range,
+    check_sample_range, pad_channel_major_in_place,
 };
 
 /// The stage name of the loader's progress events.
@@ -21,7 +21,11 @@ pub const LOADER_STAGE: &str = "windows";
 /// two windows however long the recording, with no allocation per window. The loader keeps the
 /// two buffers between runs (a later run whose windows are no longer allocates nothing); drop it to
 /// free them. The callback gets the window and its data, channel-major (`channels × read_len`,
-/// as [`RecordingSource::read`] writes it).
+/// as [`RecordingSource::read`] writes it). Windows of a schedule built
+/// [`with_edge`](crate::ChunkSchedule::with_edge) a padding mode arrive padded
+/// (`channels × padded_len`, the owned part at [`HaloWindow::valid_padded`]), filled on the
+/// background thread as [`pad_channel_major`](crate::pad_channel_major) does; clamped windows
+/// arrive exactly as read.
 ///
 /// The first error, from a read or from the callback, ends the run and is returned; a panic in
 /// the callback or in the source's read resumes on the caller's thread. Any list of windows
@@ -168,7 +172,8 @@ impl<'a> WindowLoader<'a> {
     }
 
     /// Scaled values of `windows`, in order: `f(window, data)` with `data` channel-major,
-    /// `channels × read_len` values. Returns the first error of a read or of `f`.
+    /// `channels × padded_len` values (`padded_len` is `read_len` for a clamped window).
+    /// Returns the first error of a read or of `f`.
     pub fn stream<F>(&self, windows: &[HaloWindow], mut f: F) -> DspResult<()>
     where
         F: FnMut(&HaloWindow, &[f32]) -> DspResult<()>,
@@ -188,6 +193,13 @@ impl<'a> WindowLoader<'a> {
             windows,
             1,
             |src, ch, samples, out| src.read(ch, samples, out),
+            |w, channels, buffer| {
+                if w.pad_left == 0 && w.pad_right == 0 {
+                    Ok(())
+                } else {
+                    pad_channel_major_in_place(w, channels, buffer)
+                }
+            },
             f,
         )
     }
@@ -195,6 +207,9 @@ impl<'a> WindowLoader<'a> {
     /// The raw stored values of `windows` ([`RecordingSource::read_stored`]), in order:
     /// `f(window, bytes)` with `bytes` channel-major, little-endian,
     /// `channels × read_len × format.bytes()` bytes.
+    ///
+    /// Stored values are not padded (padding is defined on scaled values): a window with pads
+    /// is a [`DspError::InvalidConfig`], before anything is read.
     pub fn stream_stored<F>(&self, windows: &[HaloWindow], mut f: F) -> DspResult<()>
     where
         F: FnMut(&HaloWindow, &[u8]) -> DspResult<()>,
@@ -209,26 +224,37 @@ impl<'a> WindowLoader<'a> {
     where
         F: FnMut(&HaloWindow, &[u8]) -> DspResult<bool>,
     {
+        if let Some(w) = windows.iter().find(|w| w.pad_left > 0 || w.pad_right > 0) {
+            return Err(DspError::config(format!(
+                "stored values are not padded, but window {} has {} + {} samples of {} padding \
+                 (stream scaled values, or stream a clamped schedule)",
+                w.index, w.pad_left, w.pad_right, w.edge
+            )));
+        }
         let unit = self.source.info().format.bytes();
         self.run(
             windows,
             unit,
             |src, ch, samples, out| src.read_stored(ch, samples, out),
+            |_, _, _| Ok(()),
             f,
         )
     }
 
-    /// The one core of every stream: `unit` elements of `T` per value, `read` fills a buffer.
-    fn run<T, R, F>(
+    /// The one core of every stream: `unit` elements of `T` per value, `read` fills the start
+    /// of a buffer with a window's read, `pad(window, channels, buffer)` pads it in place.
+    fn run<T, R, P, F>(
         &self,
         windows: &[HaloWindow],
         unit: usize,
         read: R,
+        pad: P,
         mut f: F,
     ) -> DspResult<bool>
     where
         T: Element,
         R: Fn(&dyn RecordingSource, &[usize], Range<u64>, &mut [T]) -> DspResult<()> + Sync,
+        P: Fn(&HaloWindow, usize, &mut [T]) -> DspResult<()> + Sync,
         F: FnMut(&HaloWindow, &[T]) -> DspResult<bool>,
     {
         if windows.is_empty() {
@@ -262,9 +288,10 @@ impl<'a> WindowLoader<'a> {
             let source = self.source;
             let channels = &self.channels;
             let read = &read;
+            let pad = &pad;
             let reader = scope.spawn(move || {
                 read_windows(
-                    source, channels, windows, per_sample, read, empty_rx, filled_tx,
+                    source, channels, windows, per_sample, read, pad, empty_rx, filled_tx,
                 )
             });
             // `consume` owns the sending end of the empty buffers: it is dropped when `consume`
@@ -282,12 +309,27 @@ impl<'a> WindowLoader<'a> {
         outcome
     }
 
-    /// Checks that every window lies in the recording; returns the elements of the longest.
+    /// Checks that every window lies in the recording and that its pads suit its mode;
+    /// returns the elements of the longest buffer.
     fn check_windows(&self, windows: &[HaloWindow], per_sample: usize) -> DspResult<usize> {
         let total = self.source.info().samples;
         let mut longest = 0usize;
         for w in windows {
-            longest = longest.max(check_sample_range(&w.read_global, total)?);
+            let read = check_sample_range(&w.read_global, total)?;
+            if let Some(problem) = w.edge.pad_problem(read, w.pad_left, w.pad_right) {
+                return Err(DspError::config(format!("window {}: {problem}", w.index)));
+            }
+            let padded = w
+                .pad_left
+                .checked_add(read)
+                .and_then(|n| n.checked_add(w.pad_right))
+                .ok_or_else(|| {
+                    DspError::Overflow(format!(
+                        "window {} of {} + {read} + {} samples",
+                        w.index, w.pad_left, w.pad_right
+                    ))
+                })?;
+            longest = longest.max(padded);
         }
         longest.checked_mul(per_sample).ok_or_else(|| {
             DspError::Overflow(format!(
@@ -331,7 +373,7 @@ impl<'a> WindowLoader<'a> {
                 kept.push(buffer);
                 return (Err(e), kept);
             }
-            let len = window.read_len() * per_sample;
+            let len = window.padded_len() * per_sample;
             match f(window, &buffer[..len]) {
                 Ok(true) => {}
                 stop => {
@@ -362,18 +404,24 @@ fn lock<T>(pool: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The reader's side: fill each window into the next empty buffer and send it on. Stops at the
-/// first read error (after sending it) or when the caller hangs up.
-fn read_windows<T, R>(
+/// The reader's side: fill each window into the next empty buffer (read, then padded) and
+/// send it on. Stops at the first read error (after sending it) or when the caller hangs up.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the two ends of the two channels and what fills a buffer, named at one call"
+)]
+fn read_windows<T, R, P>(
     source: &dyn RecordingSource,
     channels: &[usize],
     windows: &[HaloWindow],
     per_sample: usize,
     read: &R,
+    pad: &P,
     empty: Receiver<Vec<T>>,
     filled: SyncSender<Filled<T>>,
 ) where
     R: Fn(&dyn RecordingSource, &[usize], Range<u64>, &mut [T]) -> DspResult<()>,
+    P: Fn(&HaloWindow, usize, &mut [T]) -> DspResult<()>,
 {
     for (index, window) in windows.iter().enumerate() {
         let Ok(mut buffer) = empty.recv() else {
@@ -385,7 +433,14 @@ fn read_windows<T, R>(
             channels,
             window.read_global.clone(),
             &mut buffer[..len],
-        );
+        )
+        .and_then(|()| {
+            pad(
+                window,
+                channels.len(),
+                &mut buffer[..window.padded_len() * per_sample],
+            )
+        });
         let failed = result.is_err();
         if filled
             .send(Filled {

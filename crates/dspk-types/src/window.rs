@@ -3,13 +3,20 @@
 use std::iter::FusedIterator;
 use std::ops::Range;
 
-use crate::{DspError, DspResult};
+use crate::{DspError, DspResult, EdgeMode};
 
 /// One window of a [`ChunkSchedule`]: the samples it owns, the padded range it reads, and
 /// where the owned part sits in the padded buffer.
 ///
 /// A filter run over `read_global` settles in the halos; only results inside `valid_local`
 /// belong to this window, so results found twice in overlapping halos are kept once.
+///
+/// Under an [`EdgeMode`] that pads, the halo samples that fall outside the recording are made
+/// up instead of dropped: the window's buffer holds `pad_left` made-up samples, the
+/// `read_len` samples read, then `pad_right` made-up samples, and the owned part lies at
+/// [`valid_padded`](Self::valid_padded). Every padded window of a schedule is then
+/// `left_halo + valid_len + right_halo` samples long. Under [`EdgeMode::Clamp`] both pads are
+/// 0 and the buffer is the read.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct HaloWindow {
     /// Position of the window in its schedule, from 0.
@@ -20,6 +27,14 @@ pub struct HaloWindow {
     pub read_global: Range<u64>,
     /// Where `valid_global` lies in a buffer holding `read_global` (buffer indices).
     pub valid_local: Range<usize>,
+    /// Samples of the left halo before the start of the recording, made up as `edge` says and
+    /// placed before the read in the window's buffer (0 under [`EdgeMode::Clamp`]).
+    pub pad_left: usize,
+    /// Samples of the right halo past the end of the recording, made up as `edge` says and
+    /// placed after the read in the window's buffer (0 under [`EdgeMode::Clamp`]).
+    pub pad_right: usize,
+    /// What the halo holds past the ends of the recording.
+    pub edge: EdgeMode,
 }
 
 impl HaloWindow {
@@ -49,6 +64,26 @@ impl HaloWindow {
         self.is_interior_local(local)
             .then(|| self.to_global_sample(local))
     }
+
+    /// Samples in the window's buffer: `pad_left + read_len + pad_right` (`read_len` under
+    /// [`EdgeMode::Clamp`]).
+    pub fn padded_len(&self) -> usize {
+        self.pad_left
+            .saturating_add(self.read_len())
+            .saturating_add(self.pad_right)
+    }
+
+    /// Where `valid_global` lies in the padded buffer: `valid_local` shifted by `pad_left`.
+    pub fn valid_padded(&self) -> Range<usize> {
+        self.valid_local.start + self.pad_left..self.valid_local.end + self.pad_left
+    }
+
+    /// The recording sample index of an event found at index `padded` of the padded buffer,
+    /// or `None` when it lies in a halo (made-up samples always do).
+    pub fn remap_padded_event(&self, padded: usize) -> Option<u64> {
+        let local = padded.checked_sub(self.pad_left)?;
+        self.remap_event(local)
+    }
 }
 
 /// The plan shared by [`ChunkSchedule`] and [`HaloWindows`]: everything needed to compute
@@ -61,6 +96,7 @@ struct Plan {
     right_halo: u64,
     total: u64,
     count: usize,
+    edge: EdgeMode,
 }
 
 impl Plan {
@@ -97,6 +133,7 @@ impl Plan {
             right_halo,
             total,
             count,
+            edge: EdgeMode::Clamp,
         };
         // Every buffer index must be a usize: check the longest read.
         let longest = plan.max_read_samples();
@@ -126,12 +163,68 @@ impl Plan {
         let read_global = self.read_range(i);
         let offset = (valid_global.start - read_global.start) as usize;
         let valid_local = offset..offset + (valid_global.end - valid_global.start) as usize;
+        // The halo samples the read lost to the ends; `with_edge` checked they fit a usize.
+        let (pad_left, pad_right) = if self.edge.pads() {
+            let left = self.left_halo - (valid_global.start - read_global.start);
+            let right = self.right_halo - (read_global.end - valid_global.end);
+            (left as usize, right as usize)
+        } else {
+            (0, 0)
+        };
         HaloWindow {
             index: i,
             valid_global,
             read_global,
             valid_local,
+            pad_left,
+            pad_right,
+            edge: self.edge,
         }
+    }
+
+    /// The plan with windows padded as `edge` says, checked: every padded window must fit a
+    /// usize, and the data read must be long enough for the mode (see [`EdgeMode`]). Pads
+    /// shrink and reads grow from the first window inwards, and likewise from the last, so
+    /// checking those two checks all.
+    fn with_edge(mut self, edge: EdgeMode) -> DspResult<Self> {
+        self.edge = edge;
+        if !edge.pads() || self.count == 0 {
+            return Ok(self);
+        }
+        let longest = self.max_buffer_samples().ok_or_else(|| {
+            DspError::Overflow(format!(
+                "a padded window of {} + {} + {} samples on this platform",
+                self.left_halo,
+                self.batch.min(self.target.end - self.target.start),
+                self.right_halo
+            ))
+        })?;
+        debug_assert!(longest >= self.max_read_samples());
+        for i in [0, self.count - 1] {
+            let w = self.window(i);
+            if let Some(problem) = edge.pad_problem(w.read_len(), w.pad_left, w.pad_right) {
+                return Err(DspError::config(format!(
+                    "window {i} of {} ({}..{} of a recording of {} samples): {problem}",
+                    self.count, w.valid_global.start, w.valid_global.end, self.total
+                )));
+            }
+        }
+        Ok(self)
+    }
+
+    /// The longest window buffer in samples: the longest read under `Clamp`, else the first
+    /// window's owned part and both halos (every padded window is its owned part and both
+    /// halos, and the first owns the most). `None` when it does not fit a usize.
+    fn max_buffer_samples(&self) -> Option<u64> {
+        if !self.edge.pads() || self.count == 0 {
+            return Some(self.max_read_samples());
+        }
+        let owned = self.owned_range(0);
+        let n = self
+            .left_halo
+            .checked_add(owned.end - owned.start)?
+            .checked_add(self.right_halo)?;
+        usize::try_from(n).ok().map(|_| n)
     }
 
     /// The longest read of any window, without listing them.
@@ -189,13 +282,23 @@ impl Plan {
 /// `[0, total)`. Build it once, size device buffers with [`max_read_samples`], then stream
 /// the windows (all, every n-th, or a few) with a [`WindowLoader`](crate::WindowLoader).
 ///
+/// [`with_edge`](Self::with_edge) pads the halos that reach past the recording instead, so
+/// that every window is `left_halo + batch + right_halo` samples long (the last perhaps
+/// owning fewer); size buffers for those with [`max_buffer_samples`](Self::max_buffer_samples).
+///
 /// ```
-/// use dspk_types::ChunkSchedule;
+/// use dspk_types::{ChunkSchedule, EdgeMode};
 /// let s = ChunkSchedule::new(100..350, 100, 10, 20, 360).unwrap();
 /// let reads: Vec<_> = s.windows().iter().map(|w| w.read_global.clone()).collect();
 /// assert_eq!(reads, vec![90..220, 190..320, 290..360]);
 /// assert_eq!(s.windows()[2].valid_global, 300..350);
 /// assert_eq!(s.max_read_samples(), 130);
+///
+/// let padded = s.with_edge(EdgeMode::Reflect).unwrap();
+/// let w = &padded.windows()[2];
+/// assert_eq!((w.pad_left, w.read_len(), w.pad_right), (0, 70, 10));
+/// assert_eq!((w.padded_len(), w.valid_padded()), (80, 10..60));
+/// assert_eq!(padded.max_buffer_samples(), 130);
 /// ```
 ///
 /// [`max_read_samples`]: ChunkSchedule::max_read_samples
@@ -239,6 +342,34 @@ impl ChunkSchedule {
             windows,
             max_read,
         })
+    }
+
+    /// The same windows with halos past the recording padded as `edge` says
+    /// ([`EdgeMode::Clamp`]: as built, unpadded).
+    ///
+    /// Refused with a [`DspError::InvalidConfig`] when a window reads too little for the mode
+    /// (`reflect` and `odd` need more samples read than padded on a side: a halo longer than
+    /// the recording, or a batch much shorter than the halo at an end) and with a
+    /// [`DspError::Overflow`] when a padded window would not fit in memory indices.
+    pub fn with_edge(mut self, edge: EdgeMode) -> DspResult<Self> {
+        self.plan = self.plan.with_edge(edge)?;
+        for w in &mut self.windows {
+            *w = self.plan.window(w.index);
+        }
+        Ok(self)
+    }
+
+    /// What the halos hold past the ends of the recording.
+    pub fn edge(&self) -> EdgeMode {
+        self.plan.edge
+    }
+
+    /// The longest window buffer in samples ([`HaloWindow::padded_len`]; the same as
+    /// [`max_read_samples`](Self::max_read_samples) under [`EdgeMode::Clamp`]).
+    pub fn max_buffer_samples(&self) -> u64 {
+        self.plan
+            .max_buffer_samples()
+            .expect("with_edge checked that the longest padded window fits")
     }
 
     /// The windows over the whole recording of `total` samples.
@@ -352,6 +483,20 @@ impl HaloWindows {
     /// The longest read of any window of the whole schedule, in samples.
     pub fn max_read_samples(&self) -> u64 {
         self.plan.max_read_samples()
+    }
+
+    /// The same windows padded as `edge` says, checked as [`ChunkSchedule::with_edge`].
+    pub fn with_edge(mut self, edge: EdgeMode) -> DspResult<Self> {
+        self.plan = self.plan.with_edge(edge)?;
+        Ok(self)
+    }
+
+    /// The longest window buffer of the whole schedule, in samples (see
+    /// [`ChunkSchedule::max_buffer_samples`]).
+    pub fn max_buffer_samples(&self) -> u64 {
+        self.plan
+            .max_buffer_samples()
+            .expect("with_edge checked that the longest padded window fits")
     }
 }
 

@@ -154,6 +154,9 @@ proptest! {
                 valid_global: 0..1,
                 read_global: 0..1,
                 valid_local: 0..1,
+                pad_left: 0,
+                pad_right: 0,
+                edge: EdgeMode::Clamp,
             }]);
         }
     }
