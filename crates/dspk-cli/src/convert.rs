@@ -144,36 +144,5 @@ fn check_outputs(input: &Input, opts: &ConvertOptions) -> CliResult<()> {
     if let Some(map) = &opts.map {
         inputs.push((map.clone(), "the channel map --map".to_string()));
     }
-    let out = &opts.output;
-    dspk_io::refuse_overwrite(&inputs, &format!("-o {}", out.display()), out)?;
-    let sidecar = dspk_io::sidecar_path(out);
-    let sidecar_flag = format!(
-        "the sidecar of -o {out}, {},",
-        sidecar.display(),
-        out = out.display()
-    );
-    dspk_io::refuse_overwrite(&inputs, &sidecar_flag, &sidecar)?;
-    for (path, flag) in [
-        (out, format!("-o {}", out.display())),
-        (&sidecar, sidecar_flag),
-    ] {
-        if path.is_dir() {
-            return Err(CliError::new(format!(
-                "{} is a directory: an output file cannot be written there",
-                flag.trim_end_matches(',')
-            )));
-        }
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(CliError::new(format!(
-            "-o {}: the directory {} does not exist",
-            out.display(),
-            parent.display()
-        )));
-    }
-    Ok(())
+    Ok(dspk_io::check_output(&inputs, "-o", &opts.output)?)
 }

@@ -69,17 +69,55 @@ fn resolved(path: &Path) -> Option<PathBuf> {
     Some(parent.canonicalize().ok()?.join(name))
 }
 
-/// Refuses `output` (named `flag` in the message, e.g. `-o out.bin`) when it is one of
-/// `inputs` (each with what it is, e.g. `the recording's .meta`), before anything is written.
+/// Refuses `output` (named by `flag` as the user gave it, e.g. `-o` or `--mask`) when it is
+/// one of `inputs` (each with what it is, e.g. `the recording's .meta`), before anything is
+/// written.
 pub fn refuse_overwrite(inputs: &[(PathBuf, String)], flag: &str, output: &Path) -> DspResult<()> {
+    refuse_named(inputs, &format!("{flag} {}", output.display()), output)
+}
+
+/// [`refuse_overwrite`] with the output already named in full (`named`).
+fn refuse_named(inputs: &[(PathBuf, String)], named: &str, output: &Path) -> DspResult<()> {
     match inputs.iter().find(|(input, _)| same_file(input, output)) {
         Some((input, what)) => Err(DspError::config(format!(
-            "{flag} {} would overwrite {what} {}: choose another output path",
-            output.display(),
+            "{named} would overwrite {what} {}: choose another output path",
             input.display()
         ))),
         None => Ok(()),
     }
+}
+
+/// Refuses, before anything is read or written, a binary output `output` (named by `flag`,
+/// e.g. `-o`) when it or its sidecar is one of `inputs` ([`refuse_overwrite`]) or a directory,
+/// or when the directory it goes in does not exist ([`DspError::NotFound`]). `dspk convert`
+/// and the Python package's `convert` both check their output with it.
+pub fn check_output(inputs: &[(PathBuf, String)], flag: &str, output: &Path) -> DspResult<()> {
+    let named = format!("{flag} {}", output.display());
+    let sidecar = crate::sidecar_path(output);
+    let sidecar_named = format!("the sidecar of {named}, {},", sidecar.display());
+    for (path, name) in [(output, named.as_str()), (&sidecar, sidecar_named.as_str())] {
+        refuse_named(inputs, name, path)?;
+        if path.is_dir() {
+            return Err(DspError::Io {
+                message: format!(
+                    "{} is a directory: an output file cannot be written there",
+                    name.trim_end_matches(',')
+                ),
+                path: None,
+            });
+        }
+    }
+    let parent = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(DspError::NotFound {
+            what: format!("{named}: the directory"),
+            path: parent.to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -115,13 +153,76 @@ mod tests {
             assert!(same_file(&a, &dir.join("soft.bin")));
         }
         let inputs = [(a.clone(), "the recording's data file".to_string())];
-        let err = refuse_overwrite(&inputs, "-o", &dir.join("./a.bin")).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("would overwrite the recording's data file"),
-            "{err}"
+        let spelled = dir.join("./a.bin");
+        let err = refuse_overwrite(&inputs, "-o", &spelled).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid configuration: -o {} would overwrite the recording's data file {}: \
+                 choose another output path",
+                spelled.display(),
+                a.display()
+            )
         );
         assert!(refuse_overwrite(&inputs, "-o", &dir.join("new.bin")).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn outputs_checked_with_their_sidecar() {
+        let dir = scratch("output");
+        let data = dir.join("rec.bin");
+        let side = crate::sidecar_path(&data);
+        std::fs::write(&data, b"x").unwrap();
+        std::fs::write(&side, b"{}").unwrap();
+        let inputs = [
+            (data.clone(), "the recording's data file".to_string()),
+            (side.clone(), "the recording's sidecar".to_string()),
+        ];
+        let err = check_output(&inputs, "-o", &data).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "-o {} would overwrite the recording's data file",
+                data.display()
+            )),
+            "{err}"
+        );
+        let fresh = dir.join("fresh.bin");
+        std::fs::write(crate::sidecar_path(&fresh), b"{}").unwrap();
+        let sidecar_input = [(
+            crate::sidecar_path(&fresh),
+            "the recording's sidecar".to_string(),
+        )];
+        let err = check_output(&sidecar_input, "out", &fresh).unwrap_err();
+        assert!(
+            err.to_string().contains(&format!(
+                "the sidecar of out {}, {}, would overwrite the recording's sidecar",
+                fresh.display(),
+                crate::sidecar_path(&fresh).display()
+            )),
+            "{err}"
+        );
+        std::fs::create_dir_all(dir.join("folder.bin")).unwrap();
+        let err = check_output(&inputs, "-o", &dir.join("folder.bin")).unwrap_err();
+        assert!(matches!(err, DspError::Io { .. }), "{err:?}");
+        assert!(
+            err.to_string()
+                .ends_with("is a directory: an output file cannot be written there"),
+            "{err}"
+        );
+        std::fs::create_dir_all(dir.join("side.bin.json")).unwrap();
+        let err = check_output(&inputs, "-o", &dir.join("side.bin")).unwrap_err();
+        assert!(err.to_string().starts_with("the sidecar of -o"), "{err}");
+        let nowhere = dir.join("gone").join("x.bin");
+        let err = check_output(&inputs, "-o", &nowhere).unwrap_err();
+        assert_eq!(
+            err,
+            DspError::NotFound {
+                what: format!("-o {}: the directory", nowhere.display()),
+                path: dir.join("gone"),
+            }
+        );
+        assert!(check_output(&inputs, "-o", &dir.join("new.bin")).is_ok());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -172,7 +172,7 @@ pub(crate) fn convert(
     let order = order_from(order)?;
     let target = target_of(runtime)?;
     let route = route_of(decode)?;
-    check_outputs(py, recording, &out, channel_map.as_deref())?;
+    check_outputs(recording, &out, channel_map.as_deref())?;
     let mut source = recording.source.clone();
     if let Some(map) = &channel_map {
         let context = |e: DspError| {
@@ -233,48 +233,13 @@ pub(crate) fn convert(
 }
 
 /// Refuses, before anything is read or written, an output (`out` or its sidecar) that is one
-/// of the files the recording consists of or the channel map (by the file it resolves to), a
-/// directory, or a file in a directory that does not exist. Messages name `out` as the
-/// program names `-o`.
-// TODO(dspk-cli): the same checks as `dspk convert`'s `check_outputs`; one library function
-// in dspk-io should serve both.
-fn check_outputs(
-    py: Python<'_>,
-    recording: &Recording,
-    out: &Path,
-    channel_map: Option<&Path>,
-) -> PyResult<()> {
+/// of the files the recording consists of or the channel map, a directory, or a file in a
+/// directory that does not exist: `dspk convert`'s check, with `out` named as the program
+/// names `-o`.
+fn check_outputs(recording: &Recording, out: &Path, channel_map: Option<&Path>) -> PyResult<()> {
     let mut inputs = recording.input_files()?;
     if let Some(map) = channel_map {
         inputs.push((map.to_path_buf(), "the channel map".to_string()));
     }
-    let flag = format!("out {}", out.display());
-    dspk_io::refuse_overwrite(&inputs, "out", out).or_raise()?;
-    let sidecar = dspk_io::sidecar_path(out);
-    let sidecar_flag = format!("the sidecar of out {},", out.display());
-    dspk_io::refuse_overwrite(&inputs, &sidecar_flag, &sidecar).or_raise()?;
-    for (path, what) in [
-        (out, flag.as_str()),
-        (sidecar.as_path(), sidecar_flag.trim_end_matches(',')),
-    ] {
-        if path.is_dir() {
-            return Err(error(
-                py,
-                Kind::File,
-                format!("{what} is a directory: an output file cannot be written there"),
-            ));
-        }
-    }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(error(
-            py,
-            Kind::NotFound,
-            format!("{flag}: the directory {} does not exist", parent.display()),
-        ));
-    }
-    Ok(())
+    dspk_io::check_output(&inputs, "out", out).or_raise()
 }

@@ -71,6 +71,7 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
     match e {
         DspError::UnsupportedFormat(_) => Kind::UnsupportedFormat,
         DspError::Io { .. } => Kind::File,
+        DspError::NotFound { .. } => Kind::NotFound,
         DspError::Compute(c) => compute_kind(c),
         DspError::InvalidChannel { .. }
         | DspError::ShapeMismatch { .. }

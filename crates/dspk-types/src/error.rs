@@ -76,6 +76,15 @@ pub enum DspError {
         /// The file concerned, where known.
         path: Option<PathBuf>,
     },
+    /// A file or directory that is not there, named with what it is for (`-o out/x.bin: the
+    /// directory`).
+    #[error("{what} {} does not exist", .path.display())]
+    NotFound {
+        /// What the path is, as the user named it.
+        what: String,
+        /// The path that is not there.
+        path: PathBuf,
+    },
     /// A format, type or feature that is not supported.
     #[error("unsupported format: {0}")]
     UnsupportedFormat(String),
