@@ -3,6 +3,7 @@
 mod device;
 mod exit;
 mod kernels;
+mod multi;
 mod staged;
 mod stream;
 mod upload;

@@ -9,7 +9,8 @@ use dspk_device::upload::{Destination, Staging, Uploader};
 use dspk_device::{DeviceKind, describe};
 use dspk_kernels::{ChannelStatsKernel, Decoder, bench::decode_vs_copy, sync};
 use dspk_stream::{
-    DecodeRoute, DevicePass, Flow, compile_decode_in_staging, fill_threads, launch_of, one_second,
+    DecodeRoute, DevicePass, Flow, PassDevice, ScanOptions, compile_decode_in_staging,
+    fill_threads, launch_of, one_second, scan_on,
 };
 use dspk_types::{
     ChunkSchedule, MemoryOrder, NoProgress, RecordingSource, Scaling, StoredWindow,
@@ -45,6 +46,8 @@ pub(crate) struct Row {
     pub(crate) ratio: f64,
     /// The target ratio.
     pub(crate) target: f64,
+    /// Devices the figure ran on.
+    pub(crate) devices: usize,
 }
 
 /// The options of `dspk bench`.
@@ -152,6 +155,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         median(times),
     );
     rows.push(Row {
+        devices: 1,
         id: "H1",
         figure: format!("read all {channels} channels to f32 channel-major (window loader)"),
         value: h1,
@@ -174,6 +178,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         .max(1);
     let g1 = decode_vs_copy(&client, channels, window as usize)?;
     rows.push(Row {
+        devices: 1,
         id: "G1",
         figure: format!("decode kernel, {channels} × {window} int16 → f32 (2 B + 4 B per sample)"),
         value: g1.decode_bytes_per_s() / 1e9,
@@ -251,6 +256,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             _ => None,
         };
         rows.push(Row {
+            devices: 1,
             id: if k == 0 { "G2" } else { "G2*" },
             figure: format!(
                 "upload of compact stored windows, file → device ({} staging, {threads} threads)",
@@ -266,6 +272,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         if let Some(t) = staged {
             let value = gbs(window as f64 * frame as f64, t);
             rows.push(Row {
+                devices: 1,
                 id: "G2k",
                 figure: "decode in staging of one filled window (submit + wait; int16 input)"
                     .into(),
@@ -315,6 +322,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             DecodeRoute::Copy => ("G3c", "G3cs", "copied, then decoded"),
         };
         rows.push(Row {
+            devices: 1,
             id,
             figure: format!(
                 "end to end: file → device, decoded channel-major ({how}; {:.1} ms setup incl.)",
@@ -328,6 +336,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             target: 1.0,
         });
         rows.push(Row {
+            devices: 1,
             id: ids,
             figure: format!("the same, streaming ({how}): setup excluded"),
             value: g3_streaming,
@@ -376,6 +385,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         let duration = sinfo.duration()?.as_seconds_f64();
         let realtime = duration / wall.as_secs_f64();
         rows.push(Row {
+            devices: 1,
             id: "G4",
             figure: format!(
                 "scan of the {label} ({:.0} s, {} ch; {:.1} ms setup incl.)",
@@ -397,6 +407,20 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         });
     }
 
+    // M2: the same scans over the devices of --devices (or DSPK_DEVICES), against the first
+    // of them alone, alternating, in the same run.
+    if let Some(devices) = ctx.chosen_devices()? {
+        for (label, source) in [
+            (
+                "synthetic default",
+                Arc::new(SyntheticRecording::default_probe()) as Arc<dyn RecordingSource>,
+            ),
+            ("raw file", file.clone()),
+        ] {
+            rows.push(multi_row(label, &source, &devices, window)?);
+        }
+    }
+
     let header = format!(
         "dspk bench on {} ({}, {} host threads); file {} ({} ch, {} samples)",
         device.adapter_name,
@@ -412,12 +436,20 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     }
     let mut text = format!("{header}\n");
     text += &format!(
-        "{:<3} {:<70} {:>12} {:<12} {:<48} {:>12} {:>8} {:>7}\n",
-        "id", "figure", "value", "unit", "baseline (same run)", "baseline", "ratio", "target"
+        "{:<3} {:<70} {:>12} {:<12} {:<48} {:>12} {:>8} {:>7} {:>7}\n",
+        "id",
+        "figure",
+        "value",
+        "unit",
+        "baseline (same run)",
+        "baseline",
+        "ratio",
+        "target",
+        "devices"
     );
     for r in &rows {
         text += &format!(
-            "{:<3} {:<70} {:>12.3} {:<12} {:<48} {:>12.3} {:>8.3} {:>7}\n",
+            "{:<3} {:<70} {:>12.3} {:<12} {:<48} {:>12.3} {:>8.3} {:>7} {:>7}\n",
             r.id,
             r.figure,
             r.value,
@@ -429,10 +461,65 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
                 "—".to_string()
             } else {
                 r.target.to_string()
-            }
+            },
+            r.devices
         );
     }
     Ok(text.trim_end().to_string())
+}
+
+/// M2: the scan of `source` over `devices` against the first of them alone, alternating,
+/// each the median of [`REPEATS`] after one warm-up; the statistics of both must be identical.
+fn multi_row(
+    label: &str,
+    source: &Arc<dyn RecordingSource>,
+    devices: &[PassDevice],
+    window: u64,
+) -> CliResult<Row> {
+    let options = ScanOptions {
+        window_samples: Some(window),
+        ..ScanOptions::default()
+    };
+    let (mut one, mut all) = (Vec::new(), Vec::new());
+    for _ in 0..=REPEATS {
+        let a = scan_on(&devices[..1], source.clone(), &options)?;
+        let b = scan_on(devices, source.clone(), &options)?;
+        let same = a.stats.iter().zip(&b.stats).all(|(x, y)| {
+            x.count == y.count
+                && x.sum.to_bits() == y.sum.to_bits()
+                && x.sum_sq.to_bits() == y.sum_sq.to_bits()
+                && x.min.to_bits() == y.min.to_bits()
+                && x.max.to_bits() == y.max.to_bits()
+        });
+        if !same {
+            return Err(CliError::new(format!(
+                "the {label} scan on {} devices differs from the scan on one",
+                devices.len()
+            )));
+        }
+        one.push(a.report.wall);
+        all.push(b.report.wall);
+    }
+    one.remove(0);
+    all.remove(0);
+    let duration = source.info().duration()?.as_seconds_f64();
+    let (one, all) = (
+        duration / median(one).as_secs_f64(),
+        duration / median(all).as_secs_f64(),
+    );
+    let names: Vec<&str> = devices.iter().map(|d| d.label.as_str()).collect();
+    Ok(Row {
+        id: "M2",
+        figure: format!("scan of the {label} on {}", names.join(" + ")),
+        value: all,
+        unit: "× real time",
+        baseline: format!("the same scan on {} alone", devices[0].label),
+        baseline_value: one,
+        ratio: all / one,
+        // BENCH.md's M2 (issue 19): several devices on one GPU cost nothing.
+        target: 0.95,
+        devices: devices.len(),
+    })
 }
 
 /// PyTorch's pinned int16 upload + decode (time-major → f32 channel-major × gain), in GB/s of

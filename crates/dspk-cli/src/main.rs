@@ -17,7 +17,8 @@ use std::sync::Mutex;
 
 use clap::{Args, Parser, Subcommand};
 use cubecl::client::Client;
-use dspk_device::TargetExt;
+use dspk_device::{Catalog, DEVICES_ENV, DeviceChoice, TargetExt, describe};
+use dspk_stream::PassDevice;
 use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV};
 
 use crate::error::{CliError, CliResult, Context as _};
@@ -32,6 +33,7 @@ Examples:
   dspk info data.ap.bin                  describe a recording (SpikeGLX or raw binary + sidecar)
   dspk convert data.ap.bin -o out.bin --channels 0:95,120 --start 10 --end 375000smp
   dspk --runtime cuda devices            the devices of one runtime
+  dspk scan a.ap.bin b.ap.bin --devices all   two recordings, one per GPU at a time
 
 Times (--start, --end, --duration, --synthetic-duration):
   12.5 or 12.5s or 1/3     exact seconds
@@ -46,6 +48,7 @@ Channel lists (--channels): 0-based indices and inclusive ranges, comma-separate
 
 Environment:
   DSPK_RUNTIME       the runtime when --runtime is not given (wgpu, cuda, hip, cpu)
+  DSPK_DEVICES       the devices when --devices is not given (all, or numbers: 0,2)
   DSPK_CACHE_DIR     where compiled kernels are cached; DSPK_KERNEL_CACHE=0 turns it off";
 
 /// Scan and convert extracellular recordings on the GPU.
@@ -63,6 +66,12 @@ struct Cli {
     /// Print machine-readable JSON on stdout instead of text
     #[arg(long, global = true)]
     json: bool,
+
+    /// Devices to use, as `dspk devices` numbers them: `all` (every GPU) or `0,2` (a number
+    /// twice: two devices on one adapter) [default: $DSPK_DEVICES, else the runtime's default
+    /// device]
+    #[arg(long, global = true, value_name = "LIST")]
+    devices: Option<String>,
 
     #[command(subcommand)]
     command: Command,
@@ -141,8 +150,15 @@ struct TimeArgs {
 
 #[derive(Debug, Args)]
 struct ScanArgs {
-    #[command(flatten)]
-    recording: RecordingArg,
+    /// The recordings: each a SpikeGLX .bin (with its .meta), an Open Ephys folder or a raw
+    /// binary file with a JSON sidecar; none: the built-in synthetic recording. Several are
+    /// scanned one per device at a time
+    #[arg(value_name = "REC")]
+    recordings: Vec<PathBuf>,
+
+    /// Length of the built-in synthetic recording when no REC is given [default: 60]
+    #[arg(long, value_name = "T")]
+    synthetic_duration: Option<String>,
 
     #[command(flatten)]
     time: TimeArgs,
@@ -200,6 +216,7 @@ pub(crate) struct Ctx {
     /// `--json`.
     pub(crate) json: bool,
     runtime: Option<String>,
+    devices: Option<String>,
 }
 
 impl Ctx {
@@ -228,6 +245,49 @@ impl Ctx {
     pub(crate) fn client(&self) -> CliResult<(ComputeTarget, Client)> {
         let target = self.target()?;
         Ok((target, target.client()?))
+    }
+
+    /// The devices chosen by `--devices`, else `DSPK_DEVICES`; `None` when neither is given
+    /// (the runtime's default device). With `--runtime` or `DSPK_RUNTIME`, only that
+    /// runtime's devices can be chosen.
+    pub(crate) fn chosen_devices(&self) -> CliResult<Option<Vec<PassDevice>>> {
+        let choice = match &self.devices {
+            Some(text) => text.parse::<DeviceChoice>().context("--devices")?,
+            None => match DeviceChoice::from_env()? {
+                Some(choice) => choice,
+                None => return Ok(None),
+            },
+        };
+        let flag = if self.devices.is_some() {
+            "--devices".to_string()
+        } else {
+            DEVICES_ENV.to_string()
+        };
+        let runtime = (self.runtime.is_some() || std::env::var_os(RUNTIME_ENV).is_some())
+            .then(|| self.target())
+            .transpose()?;
+        let chosen = Catalog::list().open(&choice, runtime).context(flag)?;
+        Ok(Some(
+            chosen
+                .into_iter()
+                .map(|c| PassDevice {
+                    client: c.client,
+                    label: c.label,
+                })
+                .collect(),
+        ))
+    }
+
+    /// The devices a pass runs on: [`chosen_devices`](Self::chosen_devices), else the
+    /// runtime's default device; with the runtime.
+    pub(crate) fn pass_devices(&self) -> CliResult<(ComputeTarget, Vec<PassDevice>)> {
+        if let Some(devices) = self.chosen_devices()? {
+            let target = describe(&devices[0].client).runtime;
+            return Ok((target, devices));
+        }
+        let (target, client) = self.client()?;
+        let label = describe(&client).adapter_name;
+        Ok((target, vec![PassDevice { client, label }]))
     }
 }
 
@@ -277,6 +337,7 @@ fn run(cli: Cli) -> CliResult<String> {
     let ctx = Ctx {
         json: cli.json,
         runtime: cli.runtime,
+        devices: cli.devices,
     };
     // A bad --runtime or DSPK_RUNTIME is reported whatever the command.
     ctx.target()?;
@@ -285,14 +346,26 @@ fn run(cli: Cli) -> CliResult<String> {
         Command::Info(args) => info::run(&ctx, &args.recording.open()?),
         Command::Scan(args) => {
             let time = args.time.parse()?;
-            let input = args.recording.open()?;
             let opts = scan::ScanOptions {
                 time,
                 window_samples: args.window_samples,
                 mask: args.mask,
                 table: args.table,
             };
-            scan::run(&ctx, &input, &opts)
+            if args.recordings.len() > 1 {
+                if args.synthetic_duration.is_some() {
+                    return Err(CliError::new(
+                        "--synthetic-duration sets the length of the built-in recording, which \
+                         is scanned only when no REC is given",
+                    ));
+                }
+                return scan::run_each(&ctx, &args.recordings, &opts);
+            }
+            let recording = RecordingArg {
+                recording: args.recordings.into_iter().next(),
+                synthetic_duration: args.synthetic_duration,
+            };
+            scan::run(&ctx, &recording.open()?, &opts)
         }
         Command::Convert(args) => {
             let opts = convert::ConvertOptions {

@@ -1,6 +1,7 @@
 //! The progress bar: drawn on stderr when it is a terminal, absent when it is piped.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use dspk_types::{ProgressEvent, ProgressSink};
@@ -53,6 +54,45 @@ impl ProgressSink for Progress {
                 bar.set_length(event.total);
             }
             bar.set_position(event.done);
+        }
+    }
+}
+
+/// One bar over several passes running at once: each pass reports to its own [`Part`], and
+/// the bar shows the sum.
+pub(crate) struct Summed<'a> {
+    bar: &'a Progress,
+    done: Mutex<Vec<u64>>,
+}
+
+/// One pass's part of a [`Summed`] bar.
+pub(crate) struct Part<'a> {
+    index: usize,
+    sum: &'a Summed<'a>,
+}
+
+impl<'a> Summed<'a> {
+    /// A bar for `parts` passes (`bar`'s length is their total).
+    pub(crate) fn new(bar: &'a Progress, parts: usize) -> Self {
+        Self {
+            bar,
+            done: Mutex::new(vec![0; parts]),
+        }
+    }
+
+    /// Each pass's sink.
+    pub(crate) fn parts(&'a self) -> Vec<Part<'a>> {
+        let n = self.done.lock().unwrap_or_else(|p| p.into_inner()).len();
+        (0..n).map(|index| Part { index, sum: self }).collect()
+    }
+}
+
+impl ProgressSink for Part<'_> {
+    fn report(&self, event: &ProgressEvent) {
+        let mut parts = self.sum.done.lock().unwrap_or_else(|p| p.into_inner());
+        parts[self.index] = event.done;
+        if let Some(bar) = &self.sum.bar.bar {
+            bar.set_position(parts.iter().sum());
         }
     }
 }

@@ -3,15 +3,21 @@
 
 use std::fmt::Write as _;
 
+use std::path::PathBuf;
+
 use dspk_device::describe;
-use dspk_stream::{Classification, DecodeRoute, Flag, ScanOptions as StreamScan, scan};
+use dspk_stream::{
+    Classification, DecodeRoute, Flag, PassDevice, ScanJob, ScanOptions as StreamScan, ScanResult,
+    scan_each, scan_on,
+};
+use dspk_types::ComputeTarget;
 use serde::Serialize;
 use serde_json::json;
 
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, Origin, TimeOptions};
 use crate::parse::window_option;
-use crate::progress::Progress;
+use crate::progress::{Progress, Summed};
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
 use crate::{Ctx, write_atomically};
 
@@ -49,7 +55,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let range = opts.time.range(&info, &input.label())?;
     if let Some(path) = &opts.mask {
         let flag = format!("--mask {}", path.display());
-        dspk_io::refuse_overwrite(&input.files()?, &flag, path)?;
+        dspk_io::refuse_overwrite(&input.files()?, "--mask", path)?;
         if path.is_dir() {
             return Err(CliError::new(format!(
                 "{flag}: is a directory: the mask is written to a file"
@@ -59,13 +65,11 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let window_samples = window_option(opts.window_samples)?;
     let route = DecodeRoute::from_env()?;
     input.report_warnings();
-    let (target, client) = ctx.client()?;
-    let device = describe(&client);
-    let channels = info.channel_count();
+    let (target, devices) = ctx.pass_devices()?;
     let len = range.end - range.start;
     let progress = Progress::bytes("scan", len.saturating_mul(info.frame_bytes() as u64));
-    let result = scan(
-        &client,
+    let result = scan_on(
+        &devices,
         input.source.clone(),
         &StreamScan {
             range: Some(range.clone()),
@@ -76,81 +80,264 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         },
     )?;
     progress.finish();
-    let (report, class, mask, scaling, totals) = (
-        &result.report,
-        &result.classification,
-        &result.mask,
-        &result.scaling,
-        &result.stats,
-    );
-    let window = result.window_samples;
-    let (dead, noisy) = (result.dead(), result.noisy());
     if let Some(path) = &opts.mask {
-        let text = serde_json::to_string_pretty(mask).expect("a channel mask serialises") + "\n";
+        let text =
+            serde_json::to_string_pretty(&result.mask).expect("a channel mask serialises") + "\n";
         write_atomically(path, text.as_bytes()).context(format!("--mask {}", path.display()))?;
     }
+    let placed = Placed {
+        target,
+        devices: &devices,
+    };
+    if ctx.json {
+        let value = json_of(input, opts, &placed, &result)?;
+        return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
+    }
+    text_of(input, opts, &placed, &result)
+}
 
-    let wall_s = report.wall.as_secs_f64();
-    let scanned = info.sample_rate.duration_for_samples(len)?;
-    let mb = report.stored_bytes as f64 / 1e6;
-    let throughput_mb_s = mb / wall_s;
-    let realtime_factor = scanned.as_seconds_f64() / wall_s;
-    let start_time = info.sample_rate.duration_for_samples(range.start)?;
-    let end_time = info.sample_rate.duration_for_samples(range.end)?;
+/// `dspk scan REC REC…`: every recording opened first (a bad one is reported before any
+/// scan), then scanned one per device at a time; each result as one scan prints it, the JSON
+/// an array in the order given. A recording whose scan fails is reported with its error and
+/// the others still run; the exit status is then 1.
+pub(crate) fn run_each(ctx: &Ctx, paths: &[PathBuf], opts: &ScanOptions) -> CliResult<String> {
+    if opts.mask.is_some() {
+        return Err(CliError::new(
+            "--mask writes one file: give one REC to write a mask, or scan with --json to get \
+             every recording's mask",
+        ));
+    }
+    let inputs = paths
+        .iter()
+        .map(|p| Input::open(Some(p), None))
+        .collect::<CliResult<Vec<Input>>>()?;
+    let window_samples = window_option(opts.window_samples)?;
+    let route = DecodeRoute::from_env()?;
+    let mut jobs = Vec::with_capacity(inputs.len());
+    let mut total = 0u64;
+    for input in &inputs {
+        let range = opts.time.range(input.info(), &input.label())?;
+        total = total.saturating_add(
+            (range.end - range.start).saturating_mul(input.info().frame_bytes() as u64),
+        );
+        jobs.push((input, range));
+    }
+    for input in &inputs {
+        input.report_warnings();
+    }
+    let (target, devices) = ctx.pass_devices()?;
+    let progress = Progress::bytes("scan", total);
+    let summed = Summed::new(&progress, jobs.len());
+    let parts = summed.parts();
+    let scans: Vec<ScanJob<'_>> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, (input, range))| ScanJob {
+            source: input.source.clone(),
+            options: StreamScan {
+                range: Some(range.clone()),
+                window_samples,
+                route,
+                progress: &parts[i],
+                fill_threads: None,
+            },
+        })
+        .collect();
+    let results = scan_each(&devices, &scans);
+    progress.finish();
+    let mut failed = Vec::new();
+    let mut texts = Vec::new();
+    let mut values = Vec::new();
+    for ((input, _), result) in jobs.iter().zip(results) {
+        match result {
+            Ok(result) => {
+                let placed = Placed {
+                    target,
+                    devices: &devices,
+                };
+                if ctx.json {
+                    values.push(json_of(input, opts, &placed, &result)?);
+                } else {
+                    texts.push(text_of(input, opts, &placed, &result)?);
+                }
+            }
+            Err(e) => {
+                let e = CliError::from(e).context(input.label());
+                if ctx.json {
+                    values.push(json!({ "recording": input.label(), "error": e.to_string() }));
+                } else {
+                    texts.push(format!("scan of {}: error: {e}\n", input.label()));
+                }
+                failed.push(e);
+            }
+        }
+    }
+    let out = if ctx.json {
+        serde_json::to_string_pretty(&values).expect("json values serialise") + "\n"
+    } else {
+        texts.join("\n")
+    };
+    match failed.len() {
+        0 => Ok(out),
+        n => {
+            // The results that did come are printed; the status says some did not.
+            print!("{}", crate::report::escape_controls(&out, !ctx.json));
+            Err(CliError::new(format!(
+                "{n} of {} recordings could not be scanned: {}",
+                jobs.len(),
+                failed[0]
+            )))
+        }
+    }
+}
 
-    let rows: Vec<ChannelRow<'_>> = totals
+/// Where a scan ran.
+struct Placed<'a> {
+    target: ComputeTarget,
+    devices: &'a [PassDevice],
+}
+
+/// The JSON of one scan.
+fn json_of(
+    input: &Input,
+    opts: &ScanOptions,
+    placed: &Placed<'_>,
+    result: &ScanResult,
+) -> CliResult<serde_json::Value> {
+    let figures = Figures::of(input, result)?;
+    let planted = match &input.origin {
+        Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
+        Origin::File { .. } => serde_json::Value::Null,
+    };
+    let info = input.info();
+    let (report, class, mask) = (&result.report, &result.classification, &result.mask);
+    let device = describe(&placed.devices[0].client);
+    let per_device: Vec<serde_json::Value> = result
+        .devices
+        .iter()
+        .map(|d| {
+            let wall = d.report.wall.as_secs_f64();
+            json!({
+                "device": d.label,
+                "windows": d.report.windows,
+                "stored_bytes": d.report.stored_bytes,
+                "wall_s": wall,
+                "throughput_mb_s": if wall > 0.0 { d.report.stored_bytes as f64 / 1e6 / wall } else { 0.0 },
+            })
+        })
+        .collect();
+    Ok(json!({
+        "recording": input.label(),
+        "warnings": input.warnings,
+        "name": info.name,
+        "runtime": placed.target,
+        "device": device.adapter_name,
+        "devices": per_device,
+        "channel_count": info.channel_count(),
+        "sample_rate": info.sample_rate,
+        "start_sample": result.range.start,
+        "end_sample": result.range.end,
+        "start": exact_seconds(figures.start_time),
+        "end": exact_seconds(figures.end_time),
+        "duration_s": figures.scanned.as_seconds_f64(),
+        "window_samples": result.window_samples,
+        "decode": report.route.name(),
+        "windows": report.windows,
+        "channels": rows_of(input, result),
+        "dead": result.dead(),
+        "noisy": result.noisy(),
+        "median_std": class.median_std,
+        "noisy_threshold": class.noisy_threshold,
+        "mask": mask,
+        "mask_path": opts.mask.as_deref().map(|p| p.display().to_string()),
+        "planted": planted,
+        "stored_bytes": report.stored_bytes,
+        "wall_s": figures.wall_s,
+        "throughput_mb_s": figures.throughput_mb_s,
+        "realtime_factor": figures.realtime_factor,
+    }))
+}
+
+/// The times and throughput of one scan.
+struct Figures {
+    wall_s: f64,
+    scanned: dspk_types::RationalTime,
+    throughput_mb_s: f64,
+    realtime_factor: f64,
+    start_time: dspk_types::RationalTime,
+    end_time: dspk_types::RationalTime,
+}
+
+impl Figures {
+    fn of(input: &Input, result: &ScanResult) -> CliResult<Self> {
+        let info = input.info();
+        let range = &result.range;
+        let wall_s = result.report.wall.as_secs_f64();
+        let scanned = info
+            .sample_rate
+            .duration_for_samples(range.end - range.start)?;
+        Ok(Self {
+            wall_s,
+            scanned,
+            throughput_mb_s: result.report.stored_bytes as f64 / 1e6 / wall_s,
+            realtime_factor: scanned.as_seconds_f64() / wall_s,
+            start_time: info.sample_rate.duration_for_samples(range.start)?,
+            end_time: info.sample_rate.duration_for_samples(range.end)?,
+        })
+    }
+}
+
+/// Every channel's row.
+fn rows_of<'a>(input: &'a Input, result: &ScanResult) -> Vec<ChannelRow<'a>> {
+    let info = input.info();
+    result
+        .stats
         .iter()
         .enumerate()
         .map(|(i, s)| ChannelRow {
             index: i,
             name: &info.channels[i].name,
-            unit: unit_name(&scaling.units[i]),
+            unit: unit_name(&result.scaling.units[i]),
             count: s.count,
             min: s.min,
             max: s.max,
             mean: s.mean(),
             rms: s.rms(),
             std: s.std(),
-            flag: class.flags[i].map(Flag::name),
+            flag: result.classification.flags[i].map(Flag::name),
         })
-        .collect();
+        .collect()
+}
 
-    if ctx.json {
-        let planted = match &input.origin {
-            Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
-            Origin::File { .. } => serde_json::Value::Null,
-        };
-        let value = json!({
-            "recording": input.label(),
-            "warnings": input.warnings,
-            "name": info.name,
-            "runtime": target,
-            "device": device.adapter_name,
-            "channel_count": channels,
-            "sample_rate": info.sample_rate,
-            "start_sample": range.start,
-            "end_sample": range.end,
-            "start": exact_seconds(start_time),
-            "end": exact_seconds(end_time),
-            "duration_s": scanned.as_seconds_f64(),
-            "window_samples": window,
-            "decode": report.route.name(),
-            "windows": report.windows,
-            "channels": rows,
-            "dead": dead,
-            "noisy": noisy,
-            "median_std": class.median_std,
-            "noisy_threshold": class.noisy_threshold,
-            "mask": mask,
-            "mask_path": opts.mask.as_deref().map(|p| p.display().to_string()),
-            "planted": planted,
-            "stored_bytes": report.stored_bytes,
-            "wall_s": wall_s,
-            "throughput_mb_s": throughput_mb_s,
-            "realtime_factor": realtime_factor,
-        });
-        return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
-    }
+/// The text of one scan.
+fn text_of(
+    input: &Input,
+    opts: &ScanOptions,
+    placed: &Placed<'_>,
+    result: &ScanResult,
+) -> CliResult<String> {
+    let info = input.info();
+    let channels = info.channel_count();
+    let range = result.range.clone();
+    let target = placed.target;
+    let (report, class, mask, scaling) = (
+        &result.report,
+        &result.classification,
+        &result.mask,
+        &result.scaling,
+    );
+    let window = result.window_samples;
+    let (dead, noisy) = (result.dead(), result.noisy());
+    let Figures {
+        wall_s,
+        scanned,
+        throughput_mb_s,
+        realtime_factor,
+        start_time,
+        end_time,
+    } = Figures::of(input, result)?;
+    let mb = report.stored_bytes as f64 / 1e6;
+    let rows = rows_of(input, result);
 
     let mut out = String::new();
     let _ = writeln!(
@@ -165,11 +352,34 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         seconds_text(start_time),
         seconds_text(end_time),
     );
-    let _ = writeln!(
-        out,
-        "on {target}: {} ({}), windows of {window} samples",
-        device.adapter_name, device.kind
-    );
+    if let [one] = placed.devices {
+        let device = describe(&one.client);
+        let _ = writeln!(
+            out,
+            "on {target}: {} ({}), windows of {window} samples",
+            device.adapter_name, device.kind
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "on {} {target} devices, windows of {window} samples:",
+            placed.devices.len()
+        );
+        for d in &result.devices {
+            let wall = d.report.wall.as_secs_f64();
+            let _ = writeln!(
+                out,
+                "  device {}: {} windows, {:.1} MB/s",
+                d.label,
+                d.report.windows,
+                if wall > 0.0 {
+                    d.report.stored_bytes as f64 / 1e6 / wall
+                } else {
+                    0.0
+                }
+            );
+        }
+    }
     let common = scaling.common_unit().map(unit_name);
     if opts.table {
         table(&mut out, &rows, common.as_deref());

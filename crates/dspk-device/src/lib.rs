@@ -43,6 +43,7 @@
 mod adapter;
 #[cfg(feature = "wgpu")]
 mod bridge;
+mod catalog;
 mod check;
 mod config;
 mod failure;
@@ -53,11 +54,12 @@ mod teardown;
 pub mod upload;
 
 pub use adapter::DeviceKind;
+pub use catalog::{Catalog, ChosenDevice, DEVICES_ENV, DeviceChoice, ListedDevice, RuntimeEntry};
 pub use check::{check_device, run_check_kernel};
 pub use config::{
     CACHE_DIR_ENV, CacheSettings, ConfigOrigin, KERNEL_CACHE_ENV, cache_dir, configure_runtime,
 };
 pub use info::{DeviceInfo, describe};
-pub use open::{ComputeTask, TargetExt, list_devices, open_device};
+pub use open::{ComputeTask, TargetExt, list_devices, open_device, open_second};
 pub use registry::open_devices;
 pub use teardown::{TEARDOWN_LIMIT, TRACE_ENV, shutdown_devices};

@@ -135,6 +135,42 @@ pub fn open_device(device: Device) -> Result<Client, ComputeError> {
     Ok(opened.client)
 }
 
+/// A second device on the adapter of `device`, with a queue and memory of its own: how
+/// several devices are used, and tested, on one GPU. Opens `device` first where it is not
+/// open. On wgpu it is the same adapter reached through its graphics API named explicitly
+/// (CubeCL keeps that as a device of its own); an adapter takes one such second device.
+///
+/// # Errors
+/// As [`open_device`]; [`ComputeError::DeviceFailure`] for a device of another runtime than
+/// wgpu, or one whose graphics API is named already.
+pub fn open_second(device: &Device) -> Result<(Device, Client), ComputeError> {
+    let target = target_of(device)?.checked()?;
+    let first = open_device(device.clone())?;
+    let refuse = |why: &str| device_failure(target, format!("no second device on it: {why}"));
+    let Device::Wgpu(wgpu_device) = device else {
+        return Err(refuse("only wgpu devices can be opened twice"));
+    };
+    if wgpu_device.backend != cubecl::device::WgpuBackend::Auto {
+        return Err(refuse("its graphics API is named already"));
+    }
+    let backend = match registry::adapter_of(&first)
+        .and_then(|a| a.backend)
+        .as_deref()
+    {
+        Some("vulkan") => cubecl::device::WgpuBackend::Vulkan,
+        Some("metal") => cubecl::device::WgpuBackend::Metal,
+        Some("dx12") => cubecl::device::WgpuBackend::Dx12,
+        Some("gl") => cubecl::device::WgpuBackend::Gl,
+        Some(other) => return Err(refuse(&format!("graphics API {other}"))),
+        None => return Err(refuse("dspk did not open it")),
+    };
+    let mut second = wgpu_device.clone();
+    second.backend = backend;
+    let second = Device::Wgpu(second);
+    let client = open_device(second.clone())?;
+    Ok((second, client))
+}
+
 /// The dspk runtime of a CubeCL device.
 fn target_of(device: &Device) -> Result<ComputeTarget, ComputeError> {
     match device.runtime() {

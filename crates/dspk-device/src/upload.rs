@@ -58,6 +58,25 @@ pub use staging::{Staging, UPLOAD_ENV};
 
 #[cfg(feature = "wgpu")]
 pub(crate) use kept::release as release_kept;
+
+/// Host staging buffers (pinned host memory) of `client`'s device held by uploaders right
+/// now: 0 whenever no pass runs on the device, whatever way the last one ended (the idle
+/// buffers of a finished uploader are kept for the next one, or freed, and are not counted).
+/// Always 0 where staging is not in host memory.
+pub fn staging_in_use(client: &Client) -> usize {
+    #[cfg(vulkan_host)]
+    {
+        match crate::bridge::handles_of(client) {
+            Some(h) => host::live_buffers(&h.device).saturating_sub(kept::kept_buffers(&h.device)),
+            None => 0,
+        }
+    }
+    #[cfg(not(vulkan_host))]
+    {
+        let _ = client;
+        0
+    }
+}
 use kernel::{check_fits, check_launch};
 use ring::Ring;
 use staging::COPY_ALIGN;

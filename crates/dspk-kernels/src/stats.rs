@@ -188,19 +188,39 @@ pub struct ChannelStatsKernel {
     ring: Vec<Handle>,
     /// Deferred mode: where in `ring` the batch being filled starts (0 or [`STATS_IN_FLIGHT`]).
     batch: usize,
-    /// Deferred mode: `(chunks, valid length)` of the windows in
-    /// `ring[batch..batch + pending.len()]`.
-    pending: Vec<(usize, usize)>,
+    /// Deferred mode: the windows in `ring[batch..batch + pending.len()]`.
+    pending: Vec<Deferred>,
     /// Deferred mode: the previous batch, being read back on a thread of its own.
     reading: Option<Reading>,
-    /// Deferred mode: the totals of the windows already read back.
+    /// Deferred mode: the totals of the untagged windows already read back.
     running: Vec<ChannelStats>,
+    /// Deferred mode: the statistics of the tagged windows already read back.
+    tagged: Vec<WindowStats>,
+}
+
+/// A deferred window: `(chunks, valid length)` of its partials, and its tag where it was
+/// given one ([`ChannelStatsKernel::window_stats_deferred`]).
+#[derive(Debug, Clone, Copy)]
+struct Deferred {
+    chunks: usize,
+    valid_len: usize,
+    tag: Option<u64>,
+}
+
+/// The statistics of one window on its own, with the tag its caller gave it
+/// ([`ChannelStatsKernel::window_stats_deferred`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowStats {
+    /// The caller's tag (a window's position in its pass, say).
+    pub tag: u64,
+    /// One per channel, over the window's owned samples.
+    pub stats: Vec<ChannelStats>,
 }
 
 /// A batch of partials being read back on a thread of its own.
 struct Reading {
-    /// `(chunks, valid length)` of each window read.
-    shapes: Vec<(usize, usize)>,
+    /// The windows read.
+    shapes: Vec<Deferred>,
     /// The read: the partials of each window.
     thread: std::thread::JoinHandle<Result<Vec<Vec<f32>>, String>>,
 }
@@ -258,6 +278,7 @@ impl ChannelStatsKernel {
             pending: Vec::new(),
             reading: None,
             running: vec![ChannelStats::EMPTY; channels],
+            tagged: Vec::new(),
         };
         // Both passes once over one sample of a small scratch buffer (the lanes and partials
         // they write are overwritten by every window): the kernels are compiled, or loaded from
@@ -353,16 +374,68 @@ impl ChannelStatsKernel {
         samples: usize,
         valid_local: Range<usize>,
     ) -> DspResult<()> {
+        self.defer(data, channels, samples, valid_local, None)
+    }
+
+    /// Like [`accumulate_deferred`](Self::accumulate_deferred), but the window's statistics
+    /// are kept on their own, tagged with `tag`, instead of added to the totals:
+    /// [`take_window_stats`](Self::take_window_stats) returns those read back so far,
+    /// [`finish_window_stats`](Self::finish_window_stats) all of them. A caller that merges
+    /// windows decoded on several devices merges them in its own order (the order of the
+    /// tags), so its totals do not depend on which device did which window.
+    pub fn window_stats_deferred(
+        &mut self,
+        window: &DecodedWindow<'_>,
+        valid_local: Range<usize>,
+        tag: u64,
+    ) -> DspResult<()> {
+        self.defer(
+            window.handle(),
+            window.channels(),
+            window.samples(),
+            valid_local,
+            Some(tag),
+        )
+    }
+
+    /// The tagged windows read back since the last call, in the order they were given.
+    pub fn take_window_stats(&mut self) -> Vec<WindowStats> {
+        std::mem::take(&mut self.tagged)
+    }
+
+    /// Waits for every deferred window and returns the tagged ones not taken yet, in the order
+    /// they were given (untagged windows go to [`finish_deferred`](Self::finish_deferred)'s
+    /// totals, which this keeps).
+    pub fn finish_window_stats(&mut self) -> DspResult<Vec<WindowStats>> {
+        self.drain()?;
+        Ok(self.take_window_stats())
+    }
+
+    /// Queues both passes over a window, keeping its partials for a later read-back.
+    fn defer(
+        &mut self,
+        data: &Handle,
+        channels: usize,
+        samples: usize,
+        valid_local: Range<usize>,
+        tag: Option<u64>,
+    ) -> DspResult<()> {
         let slot = self.batch + self.pending.len();
         while slot >= self.ring.len() {
             let size = self.partials.size_in_used() as usize;
             self.ring.push(self.client.empty(size));
         }
         let target = self.ring[slot].clone();
-        let Some(shape) = self.launch_into(data, channels, samples, valid_local, &target)? else {
+        let Some((chunks, valid_len)) =
+            self.launch_into(data, channels, samples, valid_local, &target)?
+        else {
             return Ok(());
         };
-        self.pending.push(shape);
+        self.pending.push(Deferred {
+            chunks,
+            valid_len,
+            tag,
+        });
         if self.pending.len() == STATS_IN_FLIGHT {
             // The batch before this one is read by now (it had a batch's time): merge it, so
             // that its half of the ring is free for the next batch, and read this one meanwhile.
@@ -388,6 +461,15 @@ impl ChannelStatsKernel {
     /// [`accumulate_deferred`](Self::accumulate_deferred) since the last call (one per
     /// channel), starting afresh.
     pub fn finish_deferred(&mut self) -> DspResult<Vec<ChannelStats>> {
+        self.drain()?;
+        Ok(std::mem::replace(
+            &mut self.running,
+            vec![ChannelStats::EMPTY; self.channels],
+        ))
+    }
+
+    /// Reads back and merges every deferred window.
+    fn drain(&mut self) -> DspResult<()> {
         // In the order the windows came: the batch being read, then the one being filled.
         self.collect_reading()?;
         let shapes = std::mem::take(&mut self.pending);
@@ -395,20 +477,16 @@ impl ChannelStatsKernel {
             self.read_here(shapes)?;
         }
         self.batch = 0;
-        Ok(std::mem::replace(
-            &mut self.running,
-            vec![ChannelStats::EMPTY; self.channels],
-        ))
+        Ok(())
     }
 
-    /// The partials of the windows `shapes` (`(chunks, valid length)` each) whose buffers
-    /// start at `ring[first]`.
-    fn partial_handles(&self, first: usize, shapes: &[(usize, usize)]) -> Vec<Handle> {
+    /// The partials of the windows `shapes` whose buffers start at `ring[first]`.
+    fn partial_handles(&self, first: usize, shapes: &[Deferred]) -> Vec<Handle> {
         shapes
             .iter()
             .zip(&self.ring[first..])
-            .map(|(&(chunks, _), h)| {
-                let bytes = (self.channels * chunks * PARTIAL * 4) as u64;
+            .map(|(shape, h)| {
+                let bytes = (self.channels * shape.chunks * PARTIAL * 4) as u64;
                 h.clone().offset_end(h.size_in_used() - bytes)
             })
             .collect()
@@ -416,7 +494,7 @@ impl ChannelStatsKernel {
 
     /// Reads back the batch `shapes` (starting at `ring[batch]`) on this thread and merges it
     /// into the running totals.
-    fn read_here(&mut self, shapes: Vec<(usize, usize)>) -> DspResult<()> {
+    fn read_here(&mut self, shapes: Vec<Deferred>) -> DspResult<()> {
         let read = read_partials(&self.client, self.partial_handles(self.batch, &shapes));
         self.merge_read(read, shapes)
     }
@@ -439,18 +517,26 @@ impl ChannelStatsKernel {
     fn merge_read(
         &mut self,
         read: Result<Vec<Vec<f32>>, String>,
-        shapes: Vec<(usize, usize)>,
+        shapes: Vec<Deferred>,
     ) -> DspResult<()> {
         let read = match read {
             Ok(read) => read,
             Err(e) => {
                 self.running = vec![ChannelStats::EMPTY; self.channels];
                 self.pending.clear();
+                self.tagged.clear();
                 return Err(DspError::config(format!("reading statistics back: {e}")));
             }
         };
-        for (partials, (chunks, valid_len)) in read.iter().zip(shapes) {
-            merge_partials(partials, chunks, valid_len, &mut self.running);
+        for (partials, shape) in read.iter().zip(shapes) {
+            match shape.tag {
+                None => merge_partials(partials, shape.chunks, shape.valid_len, &mut self.running),
+                Some(tag) => {
+                    let mut stats = vec![ChannelStats::EMPTY; self.channels];
+                    merge_partials(partials, shape.chunks, shape.valid_len, &mut stats);
+                    self.tagged.push(WindowStats { tag, stats });
+                }
+            }
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use dspk_device::{TargetExt as _, describe, list_devices, open_device};
+use dspk_device::{Catalog, TargetExt as _, describe};
 use dspk_io::BinaryWriter;
 use dspk_stream::{DecodeRoute, DevicePass, Flow, ScanOptions};
 use dspk_types::{
@@ -15,7 +15,7 @@ use dspk_types::{
 };
 
 use crate::args;
-use crate::errors::{Kind, OrRaise, error};
+use crate::errors::{OrRaise, error};
 use crate::progress::PySink;
 use crate::recording::{Recording, order_from};
 use crate::results::{ConvertResult, PassFigures, ScanResult};
@@ -45,59 +45,21 @@ fn route_of(name: Option<&str>) -> PyResult<DecodeRoute> {
 
 /// Every runtime dspk knows: whether it is compiled in, whether its default device opened (and
 /// why not), and each device it enumerates (a dict per device, the fields of `dspk devices
-/// --json`, `default` marking the one `scan` and `convert` use).
+/// --json`: `index` is the number `dspk --devices` takes, `default` marks the one `scan` and
+/// `convert` use).
 #[pyfunction]
 pub(crate) fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let reports = py.detach(|| {
-        ComputeTarget::ALL
-            .into_iter()
-            .map(runtime_report)
-            .collect::<Vec<_>>()
-    });
-    let text = serde_json::Value::Array(reports).to_string();
-    py.import("json")?.call_method1("loads", (text,))
-}
-
-/// One runtime's entry of [`devices`].
-fn runtime_report(target: ComputeTarget) -> serde_json::Value {
-    let mut report = serde_json::json!({
-        "runtime": target.name(),
-        "compiled_in": target.is_available(),
-        "usable": false,
-        "error": null,
-        "devices": [],
-    });
-    if !target.is_available() {
-        return report;
-    }
-    let default = match target.client() {
-        Ok(client) => Some(describe(&client)),
-        Err(e) => {
-            report["error"] = e.to_string().into();
-            None
+    let catalog = py.detach(Catalog::list);
+    let mut value = serde_json::to_value(&catalog).unwrap_or_default();
+    if let Some(runtimes) = value.as_array_mut() {
+        for r in runtimes {
+            if r.get("error").is_none() {
+                r["error"] = serde_json::Value::Null;
+            }
         }
-    };
-    report["usable"] = default.is_some().into();
-    let mut devices = Vec::new();
-    let mut default_seen = false;
-    for device in list_devices(target).unwrap_or_default() {
-        let Ok(client) = open_device(device) else {
-            continue;
-        };
-        let info = describe(&client);
-        let is_default = !default_seen && default.as_ref() == Some(&info);
-        default_seen |= is_default;
-        let mut value = serde_json::to_value(&info).unwrap_or_default();
-        value["default"] = is_default.into();
-        devices.push(value);
     }
-    if let (Some(info), false) = (&default, default_seen) {
-        let mut value = serde_json::to_value(info).unwrap_or_default();
-        value["default"] = true.into();
-        devices.insert(0, value);
-    }
-    report["devices"] = devices.into();
-    report
+    py.import("json")?
+        .call_method1("loads", (value.to_string(),))
 }
 
 /// Scans samples `start..end` (default: all) of `recording` on the device: per-channel

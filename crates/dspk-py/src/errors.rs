@@ -72,6 +72,7 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
         DspError::UnsupportedFormat(_) => Kind::UnsupportedFormat,
         DspError::Io { .. } => Kind::File,
         DspError::NotFound { .. } => Kind::NotFound,
+        DspError::OnDevice { error, .. } => kind_of(error),
         DspError::Compute(c) => compute_kind(c),
         DspError::InvalidChannel { .. }
         | DspError::ShapeMismatch { .. }

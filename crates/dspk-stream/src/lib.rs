@@ -85,6 +85,8 @@
 
 mod classify;
 mod host;
+mod multi;
+mod ordered;
 mod pass;
 mod route;
 mod scan;
@@ -92,8 +94,10 @@ mod staged;
 mod window;
 
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
+pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
+pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};
 pub use route::{DECODE_ENV, DecodeRoute};
-pub use scan::{ScanOptions, ScanResult, scan};
+pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};
 pub use staged::{Target, compile_decode_in_staging, launch_of};
 pub use window::{fill_threads, one_second, window_samples};

@@ -155,170 +155,277 @@ impl<'a> DevicePass<'a> {
         mut on_window: impl FnMut(&HaloWindow, &DecodedWindow<'_>) -> DspResult<Flow>,
     ) -> DspResult<PassReport> {
         let started = Instant::now();
-        let (source, scaling) = self.selected()?;
-        let info = source.info();
-        let mut report = PassReport {
+        let Some(plan) = Plan::new(
+            &self.source,
+            self.channels.as_deref(),
+            self.scaling.as_ref(),
+            &self.windows,
+        )?
+        else {
+            return Ok(PassReport::empty(started));
+        };
+        let mut next = 0;
+        let claim = || {
+            next += 1;
+            (next <= self.windows.len()).then_some(next - 1)
+        };
+        let mut done = 0;
+        let progress = self.progress;
+        progress.report(&ProgressEvent::new(
+            PASS_STAGE,
+            0,
+            plan.total_bytes,
+            "bytes",
+        ));
+        drive(
+            &self.client,
+            &plan,
+            &self.windows,
+            Settings {
+                route: self.route,
+                threads: self.threads,
+                started,
+            },
+            claim,
+            |_, w, decoded| on_window(w, decoded),
+            |bytes| {
+                done += bytes;
+                progress.report(&ProgressEvent::new(
+                    PASS_STAGE,
+                    done,
+                    plan.total_bytes,
+                    "bytes",
+                ));
+            },
+        )
+    }
+}
+
+impl PassReport {
+    /// No windows, no time.
+    pub(crate) fn empty(started: Instant) -> Self {
+        Self {
             windows: 0,
             samples: 0,
             stored_bytes: 0,
-            wall: Duration::ZERO,
+            wall: started.elapsed(),
             setup: Duration::ZERO,
             route: DecodeRoute::Copy,
             stopped_early: false,
+        }
+    }
+}
+
+/// What every device of a pass shares, checked once: the source as the pass reads it (the
+/// channel selection applied), its scaling, and the sizes of its windows.
+pub(crate) struct Plan {
+    pub(crate) source: Arc<dyn RecordingSource>,
+    pub(crate) scaling: Scaling,
+    /// The longest window read, in samples.
+    pub(crate) max_samples: usize,
+    /// Stored bytes of all windows (halos included).
+    pub(crate) total_bytes: u64,
+}
+
+impl Plan {
+    /// The plan of `windows` of `source` (only `channels`, scaled by `scaling`, default µV);
+    /// `None` when there are no windows.
+    pub(crate) fn new(
+        source: &Arc<dyn RecordingSource>,
+        channels: Option<&[usize]>,
+        scaling: Option<&Scaling>,
+        windows: &[HaloWindow],
+    ) -> DspResult<Option<Self>> {
+        let (source, scaling) = selected(source, channels, scaling)?;
+        let info = source.info();
+        let Some(max_samples) = windows.iter().map(HaloWindow::read_len).max() else {
+            return Ok(None);
         };
-        let Some(max_samples) = self.windows.iter().map(HaloWindow::read_len).max() else {
-            return Ok(report);
-        };
-        if let Some(w) = self
-            .windows
-            .iter()
-            .find(|w| w.read_global.end > info.samples)
-        {
+        if let Some(w) = windows.iter().find(|w| w.read_global.end > info.samples) {
             return Err(DspError::SampleRange {
                 start: w.read_global.start,
                 end: w.read_global.end,
                 total: info.samples,
             });
         }
-        let frame_bytes = info.frame_bytes();
-        let total_bytes: u64 = self
-            .windows
+        let frame_bytes = info.frame_bytes() as u64;
+        let total_bytes = windows
             .iter()
-            .map(|w| w.read_len() as u64 * frame_bytes as u64)
+            .map(|w| w.read_len() as u64 * frame_bytes)
             .sum();
-        let client = &self.client;
-        let order = source.native_stored_order();
-        let channels = info.channel_count();
-        let capacity = (max_samples * frame_bytes) as u64;
-        // Decoding in staging: its kernel compiles on a helper thread while the uploader pins
-        // its staging memory, and the CubeCL decode kernel is not compiled ahead. The decoder
-        // comes first: it refuses a window the device cannot hold before anything is pinned.
-        let in_staging = self.route == DecodeRoute::Staging
-            && Decoder::decodes_in_staging_for(info.format, order, channels, max_samples);
-        let new_decoder = if in_staging {
-            Decoder::new_for_staging
-        } else {
-            Decoder::new
-        };
-        let mut decoder = new_decoder(
-            client,
-            channels,
+        Ok(Some(Self {
+            source,
+            scaling,
             max_samples,
-            info.format,
-            order,
-            &scaling.gains,
-            &scaling.offsets,
-        )?;
-        let compiling = in_staging.then(|| {
-            let client = client.clone();
-            std::thread::Builder::new()
-                .name("dspk-kernel".into())
-                .spawn(move || compile_decode_in_staging(&client))
-        });
-        let mut uploader = Uploader::new(client, capacity, self.threads)?;
-        let kernel: Option<StagingKernel> = match compiling {
-            Some(Ok(thread)) => match thread.join() {
-                Ok(compiled) => compiled?,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            // No thread to be had: compile here.
-            Some(Err(_)) => compile_decode_in_staging(client)?,
-            None => None,
-        }
-        .filter(|_| {
-            uploader.runs_staging_kernels() && capacity <= uploader.staging_kernel_capacity()
-        });
-        if kernel.is_some() {
-            report.route = DecodeRoute::Staging;
-        } else if in_staging {
-            // The uploader cannot run it (no host staging here): the copy route after all.
-            decoder.warm_up()?;
-        }
-        report.setup = started.elapsed();
-        self.progress
-            .report(&ProgressEvent::new(PASS_STAGE, 0, total_bytes, "bytes"));
+            total_bytes,
+        }))
+    }
+}
 
-        let source = &*source;
-        let windows = &self.windows;
-        let first = Target::of(&decoder, kernel.as_ref(), &windows[0])?;
-        upload_window(&mut uploader, &first, source, &windows[0], || Ok(()))?;
-        for (i, window) in windows.iter().enumerate() {
-            let next = match windows.get(i + 1) {
-                Some(w) => Some((w, Target::of(&decoder, kernel.as_ref(), w)?)),
-                None => None,
-            };
-            let decoded = match kernel {
-                Some(_) => decoder.staged_window(window.read_len())?,
-                None => decoder.decode_uploaded(window.read_len())?,
-            };
-            // The next window is read and queued while the device decodes this one; this
-            // window's host work runs while the fill threads read.
-            let mut flow = Flow::Continue;
-            let mut this_window = || {
-                flow = on_window(window, &decoded)?;
-                Ok(())
-            };
-            match &next {
-                Some((next, to)) => {
-                    upload_window(&mut uploader, to, source, next, &mut this_window)?;
-                }
-                None => this_window()?,
-            }
-            let bytes = window.read_len() as u64 * frame_bytes as u64;
-            report.windows += 1;
-            report.samples += window.valid_len() as u64;
-            report.stored_bytes += bytes;
-            self.progress.report(&ProgressEvent::new(
-                PASS_STAGE,
-                report.stored_bytes,
-                total_bytes,
-                "bytes",
-            ));
-            if flow == Flow::Stop {
-                report.stopped_early = i + 1 < windows.len();
-                break;
-            }
-        }
-        uploader.wait_idle()?;
-        sync(client)?;
+/// How one device's loop runs.
+pub(crate) struct Settings {
+    pub(crate) route: DecodeRoute,
+    pub(crate) threads: usize,
+    /// When the pass began (the report's `wall` and `setup` count from it).
+    pub(crate) started: Instant,
+}
+
+/// One device's loop: sets up the decoder and the uploader on `client`, then takes window
+/// positions from `claim` (after the setup, and the next one while the device decodes the
+/// current one, so a device that is ready sooner takes more) until it returns `None` or
+/// `on_window` stops, handing each decoded window with its position to `on_window` and its
+/// stored bytes to `done`.
+pub(crate) fn drive(
+    client: &Client,
+    plan: &Plan,
+    windows: &[HaloWindow],
+    settings: Settings,
+    mut claim: impl FnMut() -> Option<usize>,
+    mut on_window: impl FnMut(usize, &HaloWindow, &DecodedWindow<'_>) -> DspResult<Flow>,
+    mut done: impl FnMut(u64),
+) -> DspResult<PassReport> {
+    let Settings {
+        route,
+        threads,
+        started,
+    } = settings;
+    let source = &*plan.source;
+    let info = source.info();
+    let mut report = PassReport::empty(started);
+    let frame_bytes = info.frame_bytes();
+    let order = source.native_stored_order();
+    let channels = info.channel_count();
+    let max_samples = plan.max_samples;
+    let capacity = (max_samples * frame_bytes) as u64;
+    // Decoding in staging: its kernel compiles on a helper thread while the uploader pins
+    // its staging memory, and the CubeCL decode kernel is not compiled ahead. The decoder
+    // comes first: it refuses a window the device cannot hold before anything is pinned.
+    let in_staging = route == DecodeRoute::Staging
+        && Decoder::decodes_in_staging_for(info.format, order, channels, max_samples);
+    let new_decoder = if in_staging {
+        Decoder::new_for_staging
+    } else {
+        Decoder::new
+    };
+    let mut decoder = new_decoder(
+        client,
+        channels,
+        max_samples,
+        info.format,
+        order,
+        &plan.scaling.gains,
+        &plan.scaling.offsets,
+    )?;
+    let compiling = in_staging.then(|| {
+        let client = client.clone();
+        std::thread::Builder::new()
+            .name("dspk-kernel".into())
+            .spawn(move || compile_decode_in_staging(&client))
+    });
+    let mut uploader = Uploader::new(client, capacity, threads)?;
+    let kernel: Option<StagingKernel> = match compiling {
+        Some(Ok(thread)) => match thread.join() {
+            Ok(compiled) => compiled?,
+            Err(panic) => std::panic::resume_unwind(panic),
+        },
+        // No thread to be had: compile here.
+        Some(Err(_)) => compile_decode_in_staging(client)?,
+        None => None,
+    }
+    .filter(|_| uploader.runs_staging_kernels() && capacity <= uploader.staging_kernel_capacity());
+    if kernel.is_some() {
+        report.route = DecodeRoute::Staging;
+    } else if in_staging {
+        // The uploader cannot run it (no host staging here): the copy route after all.
+        decoder.warm_up()?;
+    }
+    report.setup = started.elapsed();
+
+    let Some(mut current) = claim() else {
         report.wall = started.elapsed();
-        Ok(report)
+        return Ok(report);
+    };
+    let first = Target::of(&decoder, kernel.as_ref(), &windows[current])?;
+    upload_window(&mut uploader, &first, source, &windows[current], || Ok(()))?;
+    loop {
+        let window = &windows[current];
+        let next = match claim() {
+            Some(j) => Some((j, Target::of(&decoder, kernel.as_ref(), &windows[j])?)),
+            None => None,
+        };
+        let decoded = match kernel {
+            Some(_) => decoder.staged_window(window.read_len())?,
+            None => decoder.decode_uploaded(window.read_len())?,
+        };
+        // The next window is read and queued while the device decodes this one; this
+        // window's host work runs while the fill threads read.
+        let mut flow = Flow::Continue;
+        let mut this_window = || {
+            flow = on_window(current, window, &decoded)?;
+            Ok(())
+        };
+        match &next {
+            Some((j, to)) => {
+                upload_window(&mut uploader, to, source, &windows[*j], &mut this_window)?;
+            }
+            None => this_window()?,
+        }
+        let bytes = window.read_len() as u64 * frame_bytes as u64;
+        report.windows += 1;
+        report.samples += window.valid_len() as u64;
+        report.stored_bytes += bytes;
+        done(bytes);
+        if flow == Flow::Stop {
+            report.stopped_early = next.is_some();
+            break;
+        }
+        match next {
+            Some((j, _)) => current = j,
+            None => break,
+        }
     }
+    uploader.wait_idle()?;
+    sync(client)?;
+    report.wall = started.elapsed();
+    Ok(report)
+}
 
-    /// The source as the pass reads it (the channel selection applied) and its scaling,
-    /// checked.
-    fn selected(&self) -> DspResult<(Arc<dyn RecordingSource>, Scaling)> {
-        let info = self.source.info();
-        let scaling = match &self.scaling {
-            Some(s) => s.clone(),
-            None => Scaling::microvolts(info),
-        };
-        if scaling.channel_count() != info.channel_count()
-            || scaling.offsets.len() != info.channel_count()
-            || scaling.units.len() != info.channel_count()
-        {
-            return Err(DspError::shape(
-                "scaling of the source's channels",
-                info.channel_count(),
-                scaling.channel_count(),
-            ));
-        }
-        let Some(channels) = &self.channels else {
-            return Ok((self.source.clone(), scaling));
-        };
-        if let Some(&bad) = channels.iter().find(|&&c| c >= info.channel_count()) {
-            return Err(DspError::InvalidChannel {
-                index: bad,
-                count: info.channel_count(),
-            });
-        }
-        let picked = scaling
-            .select(channels)
-            .ok_or_else(|| DspError::config("the channel selection does not match the scaling"))?;
-        let sliced =
-            SlicedRecording::new(self.source.clone(), 0..info.samples, Some(channels.clone()))?;
-        Ok((Arc::new(sliced), picked))
+/// `source` with only `channels` (checked) and its scaling (`scaling`, default µV, checked
+/// against the source's channels, then selected).
+fn selected(
+    source: &Arc<dyn RecordingSource>,
+    channels: Option<&[usize]>,
+    scaling: Option<&Scaling>,
+) -> DspResult<(Arc<dyn RecordingSource>, Scaling)> {
+    let info = source.info();
+    let scaling = match scaling {
+        Some(s) => s.clone(),
+        None => Scaling::microvolts(info),
+    };
+    if scaling.channel_count() != info.channel_count()
+        || scaling.offsets.len() != info.channel_count()
+        || scaling.units.len() != info.channel_count()
+    {
+        return Err(DspError::shape(
+            "scaling of the source's channels",
+            info.channel_count(),
+            scaling.channel_count(),
+        ));
     }
+    let Some(channels) = channels else {
+        return Ok((source.clone(), scaling));
+    };
+    if let Some(&bad) = channels.iter().find(|&&c| c >= info.channel_count()) {
+        return Err(DspError::InvalidChannel {
+            index: bad,
+            count: info.channel_count(),
+        });
+    }
+    let picked = scaling
+        .select(channels)
+        .ok_or_else(|| DspError::config("the channel selection does not match the scaling"))?;
+    let sliced = SlicedRecording::new(source.clone(), 0..info.samples, Some(channels.to_vec()))?;
+    Ok((Arc::new(sliced), picked))
 }
 
 /// Fills `window`'s stored bytes of `source` into staging and queues them to `target`, running

@@ -2,17 +2,21 @@
 //! and the mask that leaves them out.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cubecl::client::Client;
-use dspk_kernels::{ChannelStats, ChannelStatsKernel};
+use dspk_device::describe;
+use dspk_kernels::{ChannelStats, ChannelStatsKernel, DecodedWindow, WindowStats};
 use dspk_types::{
-    ChannelMask, ChunkSchedule, DspError, DspResult, NoProgress, ProgressSink, RecordingSource,
-    Scaling,
+    ChannelMask, ChunkSchedule, DspError, DspResult, HaloWindow, NoProgress, ProgressSink,
+    RecordingSource, Scaling,
 };
 
 use crate::classify::{Classification, Flag, classify};
-use crate::pass::{DevicePass, Flow, PassReport};
+use crate::multi::{MultiPass, PassDevice, WindowWorker};
+use crate::ordered::OrderedStats;
+use crate::pass::{Flow, PassReport};
 use crate::route::DecodeRoute;
 use crate::window::window_samples;
 
@@ -69,7 +73,18 @@ pub struct ScanResult {
     pub range: Range<u64>,
     /// Samples per window.
     pub window_samples: u64,
-    /// What the device pass did.
+    /// What the device pass did, all devices together.
+    pub report: PassReport,
+    /// What each device did, in the order they were given.
+    pub devices: Vec<DeviceReport>,
+}
+
+/// One device's part of a scan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceReport {
+    /// The device's label.
+    pub label: String,
+    /// Its windows, bytes and times.
     pub report: PassReport,
 }
 
@@ -86,8 +101,8 @@ impl ScanResult {
 }
 
 /// Scans `options.range` of `source` on `client`'s device: every window decoded there to µV,
-/// per-channel min, max, mean and RMS merged across windows in `f64`, channels flagged dead
-/// or noisy ([`classify`]), and the [`ChannelMask`] without them.
+/// per-channel min, max, mean and RMS merged across windows in `f64`, in window order,
+/// channels flagged dead or noisy ([`classify`]), and the [`ChannelMask`] without them.
 ///
 /// Refused before anything is allocated: an empty or out-of-range `range`, a window of 0
 /// samples, a window larger than one device buffer.
@@ -96,6 +111,25 @@ pub fn scan(
     source: Arc<dyn RecordingSource>,
     options: &ScanOptions<'_>,
 ) -> DspResult<ScanResult> {
+    let device = PassDevice {
+        client: client.clone(),
+        label: describe(client).adapter_name,
+    };
+    scan_on(&[device], source, options)
+}
+
+/// [`scan`] over several devices at once ([`MultiPass`]): the windows are dealt to whichever
+/// device is ready, and each window's statistics are merged in window order, so the result is
+/// the one-device result bit for bit. The windows are sized for the device that holds the
+/// least. Errors name the device they happened on.
+pub fn scan_on(
+    devices: &[PassDevice],
+    source: Arc<dyn RecordingSource>,
+    options: &ScanOptions<'_>,
+) -> DspResult<ScanResult> {
+    let Some(first) = devices.first() else {
+        return Err(DspError::config("a scan needs at least one device"));
+    };
     let info = source.info().clone();
     let range = options.range.clone().unwrap_or(0..info.samples);
     if range.start >= range.end || range.end > info.samples {
@@ -106,24 +140,32 @@ pub fn scan(
         });
     }
     let len = range.end - range.start;
-    let window = window_samples(client, &info, options.window_samples)?.min(len);
+    let mut window = window_samples(&first.client, &info, options.window_samples)?.min(len);
+    for d in &devices[1..] {
+        window = window.min(window_samples(&d.client, &info, options.window_samples)?);
+    }
     let schedule = ChunkSchedule::new(range.clone(), window, 0, 0, info.samples)?;
+    let windows = schedule.len() as u64;
     let scaling = Scaling::microvolts(&info);
-    let mut kernel = ChannelStatsKernel::new(client, info.channel_count(), window as usize)?;
-    let mut pass = DevicePass::new(client, source, schedule.into_windows())
+    let merged = Mutex::new(OrderedStats::new(info.channel_count()));
+    let mut pass = MultiPass::new(devices.to_vec(), source, schedule.into_windows())
         .scaling(scaling.clone())
         .route(options.route)
         .progress(options.progress);
     if let Some(threads) = options.fill_threads {
         pass = pass.fill_threads(threads);
     }
-    let report = pass.run(|w, decoded| {
-        // Only the owned part counts: every sample once. Read back every few windows, so the
-        // host is not held up by the device at each one.
-        kernel.accumulate_deferred(decoded, w.valid_local.clone())?;
-        Ok(Flow::Continue)
+    let channels = info.channel_count();
+    let outcome = pass.run(|_, client| {
+        Ok(StatsWorker {
+            kernel: ChannelStatsKernel::new(client, channels, window as usize)?,
+            merged: &merged,
+        })
     })?;
-    let stats = kernel.finish_deferred()?;
+    let stats = merged
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .finish(windows)?;
     let classification = classify(&stats);
     let mut flagged: Vec<usize> = classification
         .flags
@@ -140,6 +182,112 @@ pub fn scan(
         scaling,
         range,
         window_samples: window,
-        report,
+        report: outcome.total,
+        devices: outcome
+            .devices
+            .into_iter()
+            .map(|d| DeviceReport {
+                label: d.label,
+                report: d.report,
+            })
+            .collect(),
     })
+}
+
+/// One recording of [`scan_each`] and how to scan it.
+#[derive(Clone)]
+pub struct ScanJob<'a> {
+    /// The recording.
+    pub source: Arc<dyn RecordingSource>,
+    /// Its range, window and progress.
+    pub options: ScanOptions<'a>,
+}
+
+/// Several recordings over several devices at once: each device scans one recording at a
+/// time ([`scan_on`] with that device alone), taking the next recording not yet taken when it
+/// is done, until none is left. One result per job, in the order given; a recording that
+/// fails does not stop the others (its error names the device).
+pub fn scan_each(devices: &[PassDevice], jobs: &[ScanJob<'_>]) -> Vec<DspResult<ScanResult>> {
+    if devices.is_empty() {
+        return jobs
+            .iter()
+            .map(|_| Err(DspError::config("a scan needs at least one device")))
+            .collect();
+    }
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<DspResult<ScanResult>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for (d, device) in devices.iter().enumerate() {
+            let (next, results) = (&next, &results);
+            let work = move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::AcqRel);
+                    let Some(job) = jobs.get(i) else {
+                        break;
+                    };
+                    let result = scan_on(
+                        std::slice::from_ref(device),
+                        job.source.clone(),
+                        &job.options,
+                    )
+                    .map_err(|e| DspError::on_device(device.label.clone(), e));
+                    results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(result);
+                }
+            };
+            // A device without a thread leaves its recordings to the others.
+            let _ = std::thread::Builder::new()
+                .name(format!("dspk-scan-{d}"))
+                .spawn_scoped(scope, work);
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| Err(DspError::config("no thread could be started for a device")))
+        })
+        .collect()
+}
+
+/// One device's part of a scan: its kernel computes each window's statistics, which are
+/// merged in window order with every other device's.
+struct StatsWorker<'m> {
+    kernel: ChannelStatsKernel,
+    merged: &'m Mutex<OrderedStats>,
+}
+
+impl StatsWorker<'_> {
+    fn merge(&self, windows: Vec<WindowStats>) -> DspResult<()> {
+        if windows.is_empty() {
+            return Ok(());
+        }
+        let mut merged = self.merged.lock().unwrap_or_else(|p| p.into_inner());
+        windows.into_iter().try_for_each(|w| merged.push(w))
+    }
+}
+
+impl WindowWorker for StatsWorker<'_> {
+    type Output = ();
+
+    fn window(
+        &mut self,
+        position: usize,
+        window: &HaloWindow,
+        decoded: &DecodedWindow<'_>,
+    ) -> DspResult<Flow> {
+        // Only the owned part counts: every sample once. Read back every few windows, so the
+        // host is not held up by the device at each one.
+        self.kernel
+            .window_stats_deferred(decoded, window.valid_local.clone(), position as u64)?;
+        let done = self.kernel.take_window_stats();
+        self.merge(done)?;
+        Ok(Flow::Continue)
+    }
+
+    fn finish(mut self) -> DspResult<()> {
+        let rest = self.kernel.finish_window_stats()?;
+        self.merge(rest)
+    }
 }

@@ -91,6 +91,14 @@ pub enum DspError {
     /// Arithmetic that would overflow the exact representation.
     #[error("arithmetic overflow in {0}")]
     Overflow(String),
+    /// An error on one device of several, naming the device.
+    #[error("on device {device}: {error}")]
+    OnDevice {
+        /// The device, as the pass names it (`1 (NVIDIA H200)`).
+        device: String,
+        /// What went wrong there.
+        error: Box<DspError>,
+    },
     /// A compute device that failed or could not be had, where a [`DspResult`] is returned
     /// (dspk-device reports a failed device as [`crate::ComputeError::DeviceFailure`], in
     /// this variant or on its own).
@@ -120,6 +128,18 @@ impl DspError {
             what: what.into(),
             expected,
             actual,
+        }
+    }
+
+    /// `error` as it happened on `device` ([`DspError::OnDevice`]); an error that names its
+    /// device already is kept as it is.
+    pub fn on_device(device: impl Into<String>, error: DspError) -> Self {
+        match error {
+            e @ DspError::OnDevice { .. } => e,
+            e => DspError::OnDevice {
+                device: device.into(),
+                error: Box::new(e),
+            },
         }
     }
 

@@ -25,6 +25,39 @@ pub(super) enum HostMemoryKind {
     Uncached,
 }
 
+/// Host staging buffers alive (in uploaders or kept for the next one), per device.
+static LIVE: parking_lot::Mutex<Vec<(wgpu::Device, usize)>> = parking_lot::Mutex::new(Vec::new());
+
+/// How many host staging buffers of `device` are alive.
+pub(super) fn live_buffers(device: &wgpu::Device) -> usize {
+    LIVE.lock()
+        .iter()
+        .find(|(d, _)| d == device)
+        .map_or(0, |(_, n)| *n)
+}
+
+/// Counts one more live buffer of `device`, or one fewer.
+fn count(device: &wgpu::Device, more: bool) {
+    let mut live = LIVE.lock();
+    match live.iter().position(|(d, _)| d == device) {
+        Some(i) if more => live[i].1 += 1,
+        Some(i) => {
+            live[i].1 = live[i].1.saturating_sub(1);
+            if live[i].1 == 0 {
+                live.swap_remove(i);
+            }
+        }
+        None if more => live.push((device.clone(), 1)),
+        None => {}
+    }
+}
+
+impl Drop for HostBuffer {
+    fn drop(&mut self) {
+        count(&self.device, false);
+    }
+}
+
 /// A staging buffer in host memory, mapped for its whole life.
 pub(super) struct HostBuffer {
     /// The wgpu buffer (`COPY_SRC`) over the memory; it owns the Vulkan buffer and memory.
@@ -33,6 +66,8 @@ pub(super) struct HostBuffer {
     len: usize,
     /// Whether the memory is host-cached.
     pub(super) cached: bool,
+    /// The device it stages for (counted in [`LIVE`]).
+    device: wgpu::Device,
 }
 
 #[expect(
@@ -122,11 +157,13 @@ impl HostBuffer {
                 },
             )
         };
+        count(device, true);
         Some(Self {
             buffer,
             ptr,
             len: len_usize,
             cached,
+            device: device.clone(),
         })
     }
 

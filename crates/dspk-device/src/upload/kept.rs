@@ -75,6 +75,16 @@ pub(super) fn take_staging(
     Some(kept.remove(i))
 }
 
+/// How many staging buffers of `device` are kept.
+pub(super) fn kept_buffers(device: &wgpu::Device) -> usize {
+    STAGING
+        .lock()
+        .iter()
+        .filter(|c| c.device == *device)
+        .map(|c| c.slots.len())
+        .sum()
+}
+
 /// Keeps `idle` for a later uploader; the oldest sets go first beyond [`STAGING_LIMIT`] (the
 /// newest is kept whatever its size).
 pub(super) fn keep_staging(idle: IdleStaging) {

@@ -1,0 +1,310 @@
+//! The device pass over several devices: one recording's windows dealt to whichever device is
+//! ready next, each window read from the source once and decoded once.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cubecl::client::Client;
+use dspk_kernels::DecodedWindow;
+use dspk_types::{
+    DspError, DspResult, HaloWindow, NoProgress, ProgressEvent, ProgressSink, RecordingSource,
+    Scaling,
+};
+
+use crate::pass::{Flow, PASS_STAGE, PassReport, Plan, Settings, drive};
+use crate::route::DecodeRoute;
+use crate::window::fill_threads;
+
+/// One device of a multi-device pass: its client and the name errors and reports give it
+/// (`dspk devices`' number and adapter, say `1 (NVIDIA H200)`).
+#[derive(Clone)]
+pub struct PassDevice {
+    /// The device's client.
+    pub client: Client,
+    /// How the device is named in errors and reports.
+    pub label: String,
+}
+
+impl std::fmt::Debug for PassDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassDevice")
+            .field("label", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The work one device does with the windows it decodes, in a [`MultiPass`]: made on the
+/// device's own thread, handed that device's windows there (in increasing position, each
+/// with its position in the pass's list), then finished.
+pub trait WindowWorker {
+    /// What the worker gives back when the pass is over.
+    type Output: Send;
+
+    /// One decoded window (channel-major, `channels × window.read_len()` values), at
+    /// `position` in the pass's list of windows; valid until this returns.
+    ///
+    /// # Errors
+    /// Any error stops every device; the pass returns it, naming this device.
+    fn window(
+        &mut self,
+        position: usize,
+        window: &HaloWindow,
+        decoded: &DecodedWindow<'_>,
+    ) -> DspResult<Flow>;
+
+    /// After the device's last window.
+    ///
+    /// # Errors
+    /// As [`window`](Self::window).
+    fn finish(self) -> DspResult<Self::Output>;
+}
+
+/// What one device did in a [`MultiPass`].
+#[derive(Debug, Clone)]
+pub struct DeviceShare<T> {
+    /// The device's label.
+    pub label: String,
+    /// Its windows, samples, bytes and times (its `wall` ends when it finished its last
+    /// window).
+    pub report: PassReport,
+    /// Its worker's output.
+    pub output: T,
+}
+
+/// What a [`MultiPass`] did: every device's share and the totals.
+#[derive(Debug, Clone)]
+pub struct MultiReport<T> {
+    /// Windows, samples and bytes of all devices; `wall` from the start of the pass to the
+    /// last device finishing, `setup` the longest device's.
+    pub total: PassReport,
+    /// Each device, in the order they were given.
+    pub devices: Vec<DeviceShare<T>>,
+}
+
+/// A pass of a recording's windows over several devices: each device has its own decoder,
+/// uploader and staging (as [`crate::DevicePass`] on one), and takes the next window not yet
+/// taken whenever it is ready for one, so a slower device takes fewer; each window is read
+/// from the source once, by the device that took it. The first error on any device stops
+/// every device (each finishes the window it is on) and is returned naming the device.
+///
+/// The windows a device gets come to its [`WindowWorker`] on that device's thread; results
+/// that must not depend on how many devices ran are merged by position (as [`crate::scan`]
+/// does with [`crate::OrderedStats`]).
+pub struct MultiPass<'a> {
+    devices: Vec<PassDevice>,
+    source: Arc<dyn RecordingSource>,
+    windows: Vec<HaloWindow>,
+    channels: Option<Vec<usize>>,
+    scaling: Option<Scaling>,
+    progress: &'a dyn ProgressSink,
+    route: DecodeRoute,
+    threads: usize,
+}
+
+impl<'a> MultiPass<'a> {
+    /// A pass of `windows` of `source` over `devices` (every channel, µV, the fastest route,
+    /// the fill threads shared out among the devices).
+    pub fn new(
+        devices: Vec<PassDevice>,
+        source: Arc<dyn RecordingSource>,
+        windows: Vec<HaloWindow>,
+    ) -> Self {
+        Self {
+            devices,
+            source,
+            windows,
+            channels: None,
+            scaling: None,
+            progress: &NoProgress,
+            route: DecodeRoute::Staging,
+            threads: fill_threads(),
+        }
+    }
+
+    /// Only these channels of the source, in this order.
+    pub fn channels(mut self, channels: Vec<usize>) -> Self {
+        self.channels = Some(channels);
+        self
+    }
+
+    /// Scales each channel with `scaling` (one entry per channel of the source) instead of µV.
+    pub fn scaling(mut self, scaling: Scaling) -> Self {
+        self.scaling = Some(scaling);
+        self
+    }
+
+    /// Reports progress of all devices together to `sink` ([`PASS_STAGE`], stored bytes).
+    pub fn progress(mut self, sink: &'a dyn ProgressSink) -> Self {
+        self.progress = sink;
+        self
+    }
+
+    /// Where to decode when there is a choice (see [`crate::DevicePass::route`]).
+    pub fn route(mut self, route: DecodeRoute) -> Self {
+        self.route = route;
+        self
+    }
+
+    /// Fill threads in all (shared out among the devices, at least one each).
+    pub fn fill_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// Runs the pass: on each device's own thread, `make` builds that device's worker
+    /// (given the device's position in the list and its client), which gets every window
+    /// the device decodes, then is finished.
+    ///
+    /// # Errors
+    /// No devices; what [`crate::DevicePass::run`] refuses; and the first error of any device,
+    /// its worker or the source, as [`DspError::OnDevice`] naming the device.
+    pub fn run<W, M>(self, make: M) -> DspResult<MultiReport<W::Output>>
+    where
+        W: WindowWorker,
+        M: Fn(usize, &Client) -> DspResult<W> + Sync,
+    {
+        let started = Instant::now();
+        if self.devices.is_empty() {
+            return Err(DspError::config(
+                "a multi-device pass needs at least one device",
+            ));
+        }
+        let plan = Plan::new(
+            &self.source,
+            self.channels.as_deref(),
+            self.scaling.as_ref(),
+            &self.windows,
+        )?;
+        let total_bytes = plan.as_ref().map_or(0, |p| p.total_bytes);
+        let threads = self.threads.div_ceil(self.devices.len()).max(1);
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let done = Mutex::new(0u64);
+        let progress = self.progress;
+        progress.report(&ProgressEvent::new(PASS_STAGE, 0, total_bytes, "bytes"));
+        let windows = &self.windows;
+        let outcomes: Vec<DspResult<(PassReport, W::Output)>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .devices
+                .iter()
+                .enumerate()
+                .map(|(d, device)| {
+                    let (plan, make, next, stop, done) = (&plan, &make, &next, &stop, &done);
+                    let run = move || -> DspResult<(PassReport, W::Output)> {
+                        let mut worker = make(d, &device.client)?;
+                        let report = match plan {
+                            Some(plan) => drive(
+                                &device.client,
+                                plan,
+                                windows,
+                                Settings {
+                                    route: self.route,
+                                    threads,
+                                    started,
+                                },
+                                || {
+                                    if stop.load(Ordering::Acquire) {
+                                        return None;
+                                    }
+                                    let i = next.fetch_add(1, Ordering::AcqRel);
+                                    (i < windows.len()).then_some(i)
+                                },
+                                |i, w, decoded| worker.window(i, w, decoded),
+                                |bytes| {
+                                    let mut done = done.lock().unwrap_or_else(|p| p.into_inner());
+                                    *done += bytes;
+                                    progress.report(&ProgressEvent::new(
+                                        PASS_STAGE,
+                                        *done,
+                                        total_bytes,
+                                        "bytes",
+                                    ));
+                                },
+                            )?,
+                            None => PassReport::empty(started),
+                        };
+                        if report.stopped_early {
+                            stop.store(true, Ordering::Release);
+                        }
+                        Ok((report, worker.finish()?))
+                    };
+                    let label = device.label.clone();
+                    std::thread::Builder::new()
+                        .name(format!("dspk-device-{d}"))
+                        .spawn_scoped(scope, move || {
+                            let outcome = run();
+                            if outcome.is_err() {
+                                // Every other device stops at its next window.
+                                stop.store(true, Ordering::Release);
+                            }
+                            outcome.map_err(|e| DspError::on_device(label, e))
+                        })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(&self.devices)
+                .map(|(handle, device)| match handle {
+                    Ok(h) => match h.join() {
+                        Ok(outcome) => outcome,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    },
+                    Err(e) => {
+                        stop.store(true, Ordering::Release);
+                        Err(DspError::on_device(
+                            device.label.clone(),
+                            DspError::config(format!("no thread for the device: {e}")),
+                        ))
+                    }
+                })
+                .collect()
+        });
+        let mut devices = Vec::with_capacity(outcomes.len());
+        let mut first_error = None;
+        for (outcome, device) in outcomes.into_iter().zip(&self.devices) {
+            match outcome {
+                Ok((report, output)) => devices.push(DeviceShare {
+                    label: device.label.clone(),
+                    report,
+                    output,
+                }),
+                // The first in the list where several devices failed.
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let total = totals(&devices, started);
+        Ok(MultiReport { total, devices })
+    }
+}
+
+/// The totals of every device's report.
+fn totals<T>(devices: &[DeviceShare<T>], started: Instant) -> PassReport {
+    let mut total = PassReport::empty(started);
+    total.setup = Duration::ZERO;
+    for d in devices {
+        total.windows += d.report.windows;
+        total.samples += d.report.samples;
+        total.stored_bytes += d.report.stored_bytes;
+        total.setup = total.setup.max(d.report.setup);
+        total.stopped_early |= d.report.stopped_early;
+    }
+    // Staging when every device that decoded a window did it there.
+    total.route = if devices
+        .iter()
+        .filter(|d| d.report.windows > 0)
+        .all(|d| d.report.route == DecodeRoute::Staging)
+        && devices.iter().any(|d| d.report.windows > 0)
+    {
+        DecodeRoute::Staging
+    } else {
+        DecodeRoute::Copy
+    };
+    total.wall = started.elapsed();
+    total
+}
