@@ -1,6 +1,7 @@
 //! dspk integration tests.
 
 mod device;
+mod edges;
 mod exit;
 mod kernels;
 mod multi;

@@ -494,10 +494,12 @@ impl Decoder {
     pub fn decode_uploaded(&mut self, samples: usize) -> DspResult<DecodedWindow<'_>> {
         self.check_samples(samples)?;
         if samples == 0 {
-            return Ok(DecodedWindow {
-                decoder: self,
+            return Ok(DecodedWindow::over(
+                &self.client,
+                &self.decoded,
+                self.channels,
                 samples,
-            });
+            ));
         }
         let n = self.channels * samples;
         let words = stored_window_bytes(self.channels, samples, self.format)? as usize / 4;
@@ -542,10 +544,12 @@ impl Decoder {
                 );
             }
         }
-        Ok(DecodedWindow {
-            decoder: self,
+        Ok(DecodedWindow::over(
+            &self.client,
+            &self.decoded,
+            self.channels,
             samples,
-        })
+        ))
     }
 
     fn check_samples(&self, samples: usize) -> DspResult<()> {
@@ -662,33 +666,53 @@ impl Decoder {
     /// decodes (no launch of its own: its values are there once that launch ran).
     pub fn staged_window(&self, samples: usize) -> DspResult<DecodedWindow<'_>> {
         self.check_samples(samples)?;
-        Ok(DecodedWindow {
-            decoder: self,
+        Ok(DecodedWindow::over(
+            &self.client,
+            &self.decoded,
+            self.channels,
             samples,
-        })
+        ))
     }
 }
 
 /// A decoded window on the device: `channels × samples` `f32`, channel-major (channel `c`
 /// at `c * samples ..`), in the decoder's reused output buffer.
 pub struct DecodedWindow<'a> {
-    decoder: &'a Decoder,
+    client: &'a Client,
+    handle: &'a Handle,
+    channels: usize,
     samples: usize,
 }
 
 impl std::fmt::Debug for DecodedWindow<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DecodedWindow")
-            .field("channels", &self.decoder.channels)
+            .field("channels", &self.channels)
             .field("samples", &self.samples)
             .finish()
     }
 }
 
-impl DecodedWindow<'_> {
+impl<'a> DecodedWindow<'a> {
+    /// The window of `channels × samples` values at the start of `handle` (crate-internal:
+    /// decoders and the edge padder make windows over their own buffers).
+    pub(crate) fn over(
+        client: &'a Client,
+        handle: &'a Handle,
+        channels: usize,
+        samples: usize,
+    ) -> Self {
+        Self {
+            client,
+            handle,
+            channels,
+            samples,
+        }
+    }
+
     /// Channels.
     pub fn channels(&self) -> usize {
-        self.decoder.channels
+        self.channels
     }
 
     /// Samples per channel.
@@ -698,7 +722,7 @@ impl DecodedWindow<'_> {
 
     /// Values (`channels × samples`).
     pub fn len(&self) -> usize {
-        self.decoder.channels * self.samples
+        self.channels * self.samples
     }
 
     /// Whether the window is empty.
@@ -709,22 +733,22 @@ impl DecodedWindow<'_> {
     /// The device buffer; its first [`len`](Self::len) `f32` are this window (the buffer is
     /// sized for the decoder's largest window).
     pub fn handle(&self) -> &Handle {
-        &self.decoder.decoded
+        self.handle
     }
 
     /// The client the buffer lives on.
     pub fn client(&self) -> &Client {
-        &self.decoder.client
+        self.client
     }
 
     /// A `&[f32]` kernel argument over this window's values.
     pub fn arg(&self) -> DspResult<BufferArg> {
-        f32_arg(&self.decoder.decoded, self.len())
+        f32_arg(self.handle, self.len())
     }
 
     /// Reads the window back to the host (waits for the device).
     pub fn to_vec(&self) -> DspResult<Vec<f32>> {
-        read_f32(&self.decoder.client, &self.decoder.decoded, self.len())
+        read_f32(self.client, self.handle, self.len())
     }
 }
 

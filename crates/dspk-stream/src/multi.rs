@@ -41,7 +41,7 @@ pub trait WindowWorker {
     /// What the worker gives back when the pass is over.
     type Output: Send;
 
-    /// One decoded window (channel-major, `channels × window.read_len()` values), at
+    /// One decoded window (channel-major, `channels × window.padded_len()` values), at
     /// `position` in the pass's list of windows; valid until this returns.
     ///
     /// # Errors

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use cubecl::client::Client;
 use dspk_device::upload::{StagingKernel, Uploader};
-use dspk_kernels::{DecodedWindow, Decoder, sync};
+use dspk_kernels::{DecodedWindow, Decoder, EdgePadder, sync};
 use dspk_types::{
     DspError, DspResult, HaloWindow, NoProgress, ProgressEvent, ProgressSink, RecordingSource,
     Scaling, SlicedRecording, StoredWindow,
@@ -142,7 +142,9 @@ impl<'a> DevicePass<'a> {
     }
 
     /// Streams the windows, in order, handing each decoded window (channel-major, `channels ×
-    /// window.read_len()` values; the owned part is `window.valid_local`) to `on_window` on
+    /// window.padded_len()` values: the samples read, with the halo that reaches past the
+    /// recording made up by the window's edge mode, padded on the device; the owned part is
+    /// `window.valid_padded()`) to `on_window` on
     /// this thread, which may stop the pass ([`Flow::Stop`]). The decoded window is valid until
     /// `on_window` returns. The first error, of the source, the device or `on_window`, ends the
     /// pass and is returned.
@@ -223,6 +225,8 @@ pub(crate) struct Plan {
     pub(crate) scaling: Scaling,
     /// The longest window read, in samples.
     pub(crate) max_samples: usize,
+    /// The longest window once padded at the recording's edges (0 when no window is padded).
+    pub(crate) max_padded: usize,
     /// Stored bytes of all windows (halos included).
     pub(crate) total_bytes: u64,
 }
@@ -248,6 +252,12 @@ impl Plan {
                 total: info.samples,
             });
         }
+        let max_padded = windows
+            .iter()
+            .filter(|w| w.pad_left + w.pad_right > 0)
+            .map(HaloWindow::padded_len)
+            .max()
+            .unwrap_or(0);
         let frame_bytes = info.frame_bytes() as u64;
         let total_bytes = windows
             .iter()
@@ -257,6 +267,7 @@ impl Plan {
             source,
             scaling,
             max_samples,
+            max_padded,
             total_bytes,
         }))
     }
@@ -339,6 +350,11 @@ pub(crate) fn drive(
         // The uploader cannot run it (no host staging here): the copy route after all.
         decoder.warm_up()?;
     }
+    // Windows whose halos reach past the recording are padded on the device, after decoding.
+    let mut padder = match plan.max_padded {
+        0 => None,
+        n => Some(EdgePadder::new(client, channels, n)?),
+    };
     report.setup = started.elapsed();
 
     let Some(mut current) = claim() else {
@@ -361,7 +377,14 @@ pub(crate) fn drive(
         // window's host work runs while the fill threads read.
         let mut flow = Flow::Continue;
         let mut this_window = || {
-            flow = on_window(current, window, &decoded)?;
+            flow = match padder.as_mut() {
+                Some(padder) if window.pad_left + window.pad_right > 0 => {
+                    let padded =
+                        padder.pad(&decoded, window.pad_left, window.pad_right, window.edge)?;
+                    on_window(current, window, &padded)?
+                }
+                _ => on_window(current, window, &decoded)?,
+            };
             Ok(())
         };
         match &next {
