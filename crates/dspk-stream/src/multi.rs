@@ -75,15 +75,17 @@ pub struct DeviceShare<T> {
 /// What a [`MultiPass`] did: every device's share and the totals.
 #[derive(Debug, Clone)]
 pub struct MultiReport<T> {
-    /// Windows, samples and bytes of all devices; `wall` from the start of the pass to the
-    /// last device finishing, `setup` the longest device's.
+    /// Windows, samples and bytes of all devices; `wall` from the first device starting its
+    /// pass (once its worker is made) to the last device finishing its last window, `setup`
+    /// the longest device's.
     pub total: PassReport,
     /// Each device, in the order they were given.
     pub devices: Vec<DeviceShare<T>>,
 }
 
 /// A pass of a recording's windows over several devices: each device has its own decoder,
-/// uploader and staging (as [`crate::DevicePass`] on one), and takes the next window not yet
+/// uploader and staging (as [`crate::DevicePass`] on one; the fill threads are one pool that
+/// all of them use), and takes the next window not yet
 /// taken whenever it is ready for one, so a slower device takes fewer; each window is read
 /// from the source once, by the device that took it. The first error on any device stops
 /// every device (each finishes the window it is on) and is returned naming the device.
@@ -104,7 +106,7 @@ pub struct MultiPass<'a> {
 
 impl<'a> MultiPass<'a> {
     /// A pass of `windows` of `source` over `devices` (every channel, µV, the fastest route,
-    /// the fill threads shared out among the devices).
+    /// one pool of fill threads that every device's uploader fills with).
     pub fn new(
         devices: Vec<PassDevice>,
         source: Arc<dyn RecordingSource>,
@@ -146,7 +148,7 @@ impl<'a> MultiPass<'a> {
         self
     }
 
-    /// Fill threads in all (shared out among the devices, at least one each).
+    /// Fill threads in all: one pool of this many, shared by every device's uploader.
     pub fn fill_threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self
@@ -164,7 +166,6 @@ impl<'a> MultiPass<'a> {
         W: WindowWorker,
         M: Fn(usize, &Client) -> DspResult<W> + Sync,
     {
-        let started = Instant::now();
         if self.devices.is_empty() {
             return Err(DspError::config(
                 "a multi-device pass needs at least one device",
@@ -177,22 +178,28 @@ impl<'a> MultiPass<'a> {
             &self.windows,
         )?;
         let total_bytes = plan.as_ref().map_or(0, |p| p.total_bytes);
-        let threads = self.threads.div_ceil(self.devices.len()).max(1);
+        // Every device fills with the same pool of `threads` threads (dspk-device keeps one
+        // pool per thread count), so several devices have the fill capacity of one: dividing
+        // the threads among the devices would shrink that pool.
+        let threads = self.threads;
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let done = Mutex::new(0u64);
         let progress = self.progress;
         progress.report(&ProgressEvent::new(PASS_STAGE, 0, total_bytes, "bytes"));
         let windows = &self.windows;
-        let outcomes: Vec<DspResult<(PassReport, W::Output)>> = std::thread::scope(|scope| {
+        let outcomes: Vec<DspResult<Share<W::Output>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .devices
                 .iter()
                 .enumerate()
                 .map(|(d, device)| {
                     let (plan, make, next, stop, done) = (&plan, &make, &next, &stop, &done);
-                    let run = move || -> DspResult<(PassReport, W::Output)> {
+                    let run = move || -> DspResult<Share<W::Output>> {
                         let mut worker = make(d, &device.client)?;
+                        // The device's pass starts once its worker is made (as a one-device
+                        // pass starts when its caller has made what it needs).
+                        let started = Instant::now();
                         let report = match plan {
                             Some(plan) => drive(
                                 &device.client,
@@ -227,7 +234,11 @@ impl<'a> MultiPass<'a> {
                         if report.stopped_early {
                             stop.store(true, Ordering::Release);
                         }
-                        Ok((report, worker.finish()?))
+                        Ok(Share {
+                            started,
+                            report,
+                            output: worker.finish()?,
+                        })
                     };
                     let label = device.label.clone();
                     std::thread::Builder::new()
@@ -262,13 +273,21 @@ impl<'a> MultiPass<'a> {
         });
         let mut devices = Vec::with_capacity(outcomes.len());
         let mut first_error = None;
+        let mut span: Option<(Instant, Instant)> = None;
         for (outcome, device) in outcomes.into_iter().zip(&self.devices) {
             match outcome {
-                Ok((report, output)) => devices.push(DeviceShare {
-                    label: device.label.clone(),
-                    report,
-                    output,
-                }),
+                Ok(share) => {
+                    let end = share.started + share.report.wall;
+                    span = Some(match span {
+                        Some((a, b)) => (a.min(share.started), b.max(end)),
+                        None => (share.started, end),
+                    });
+                    devices.push(DeviceShare {
+                        label: device.label.clone(),
+                        report: share.report,
+                        output: share.output,
+                    });
+                }
                 // The first in the list where several devices failed.
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -278,14 +297,24 @@ impl<'a> MultiPass<'a> {
         if let Some(e) = first_error {
             return Err(e);
         }
-        let total = totals(&devices, started);
+        let mut total = totals(&devices);
+        if let Some((start, end)) = span {
+            total.wall = end.saturating_duration_since(start);
+        }
         Ok(MultiReport { total, devices })
     }
 }
 
-/// The totals of every device's report.
-fn totals<T>(devices: &[DeviceShare<T>], started: Instant) -> PassReport {
-    let mut total = PassReport::empty(started);
+/// One device's outcome: when its pass started, its report, its worker's output.
+struct Share<T> {
+    started: Instant,
+    report: PassReport,
+    output: T,
+}
+
+/// The totals of every device's report (`wall` set by the caller).
+fn totals<T>(devices: &[DeviceShare<T>]) -> PassReport {
+    let mut total = PassReport::empty(Instant::now());
     total.setup = Duration::ZERO;
     for d in devices {
         total.windows += d.report.windows;
@@ -305,6 +334,5 @@ fn totals<T>(devices: &[DeviceShare<T>], started: Instant) -> PassReport {
     } else {
         DecodeRoute::Copy
     };
-    total.wall = started.elapsed();
     total
 }
