@@ -129,3 +129,99 @@ def scaled(stored: np.ndarray, gains, offsets) -> np.ndarray:
     g = np.asarray(gains, dtype=np.float32)[:, None]
     o = np.asarray(offsets, dtype=np.float32)[:, None]
     return stored.astype(np.float32) * g + o
+
+
+@dataclass
+class OpenEphysStream:
+    """One continuous stream of an Open Ephys recording folder written by a test."""
+
+    folder: str  # the .oebin's folder_name, without its trailing "/"
+    dir: Path  # recordingM/continuous/<folder>
+    frames: np.ndarray  # int16 (samples, channels): the stored values, time-major
+    names: list[str]  # channel_name per channel
+    bit_volts: np.ndarray  # float64 per channel
+    units: list[str]  # units per channel as written ("" where the GUI leaves them empty)
+    rate: float  # the nominal sample_rate
+    sample_numbers: np.ndarray  # int64 per frame
+
+
+def write_openephys_recording(
+    folder: Path,
+    rng,
+    streams: list[tuple[str, float, list[tuple[str, str, float]], int]],
+    gui_version: str = "0.6.7",
+    gap: tuple[int, int] | None = None,
+) -> list[OpenEphysStream]:
+    """One Open Ephys binary recording folder (``…/experimentK/recordingM``), as the GUI's
+    "Binary format" documentation describes it and Neo's ``OpenEphysBinaryRawIO`` reads it:
+    ``structure.oebin`` (JSON: ``GUI version`` and one ``continuous`` entry per stream with
+    ``folder_name``, ``sample_rate``, ``num_channels``, ``channels`` of ``channel_name``,
+    ``bit_volts``, ``units``) and per stream ``continuous/<folder_name>/continuous.dat``
+    (int16, time-major, no header) with its sample numbers: ``sample_numbers.npy`` (int64) and
+    ``timestamps.npy`` (float64 s) from GUI 0.6, ``timestamps.npy`` holding the int64 sample
+    numbers before it.
+
+    ``streams``: (folder_name, sample_rate, [(channel_name, kind, bit_volts)], samples) with
+    kind ``"headstage"`` (µV), ``"adc"`` (V) or ``"aux"`` (mV) (see ``openephys_channel``).
+    ``gap``: (frame, missing) drops ``missing`` sample numbers before frame ``frame`` of every
+    stream."""
+    folder.mkdir(parents=True, exist_ok=True)
+    v06 = tuple(int(p) for p in gui_version.split(".")[:2]) >= (0, 6)
+    written, entries = [], []
+    for k, (name, rate, channels, samples) in enumerate(streams):
+        frames = rng.integers(-(2**15), 2**15, size=(samples, len(channels)), dtype=np.int16)
+        unit = {"headstage": "uV", "adc": "V", "aux": "mV"}
+        bit_volts = np.array([bv for _, _, bv in channels])
+        # GUI 0.5 leaves units empty on some versions; Neo then takes µV, and V for "ADC" names.
+        units = [unit[kind] if v06 else "" for _, kind, _ in channels]
+        first = int(rng.integers(0, 10**8))
+        sample_numbers = first + np.arange(samples, dtype=np.int64)
+        if gap is not None:
+            sample_numbers[gap[0] :] += gap[1]
+        stream_dir = folder / "continuous" / name
+        stream_dir.mkdir(parents=True, exist_ok=True)
+        (stream_dir / "continuous.dat").write_bytes(frames.astype("<i2").tobytes())
+        if v06:
+            np.save(stream_dir / "sample_numbers.npy", sample_numbers)
+            clock_hz = rate * (1 - rng.uniform(0, 1e-4))  # the clock runs a little slow
+            np.save(stream_dir / "timestamps.npy", sample_numbers / clock_hz + rng.uniform(0, 100))
+        else:
+            np.save(stream_dir / "timestamps.npy", sample_numbers)
+        processor = name.split("-")[0]
+        entries.append(
+            {
+                "folder_name": name + "/",
+                "sample_rate": rate,
+                "source_processor_name": processor,
+                "source_processor_id": 100 + k,
+                "stream_name": name.split(".", 1)[-1],
+                "recorded_processor": "Record Node",
+                "recorded_processor_id": 101,
+                "num_channels": len(channels),
+                "channels": [
+                    {
+                        "channel_name": ch,
+                        "description": "",
+                        "identifier": "",
+                        "history": "",
+                        "bit_volts": float(bv),
+                        "units": u,
+                    }
+                    for (ch, _, _), bv, u in zip(channels, bit_volts, units)
+                ],
+            }
+        )
+        written.append(
+            OpenEphysStream(name, stream_dir, frames, [c for c, _, _ in channels], bit_volts, units, rate, sample_numbers)
+        )
+    oebin = {"GUI version": gui_version, "continuous": entries, "events": [], "spikes": []}
+    (folder / "structure.oebin").write_text(json.dumps(oebin, indent=2))
+    return written
+
+
+def openephys_channel(rng, name: str, kind: str) -> tuple[str, str, float]:
+    """A channel for ``write_openephys_recording``: its name, kind and a random ``bit_volts``
+    around the GUI's for that kind (0.195 µV headstage, 152.6 µV ADC, 37.4 µV aux, in their
+    units)."""
+    base = {"headstage": 0.195, "adc": 0.00015258789, "aux": 0.0374}
+    return name, kind, float(base[kind] * rng.uniform(0.5, 2.0))

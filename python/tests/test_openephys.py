@@ -1,0 +1,158 @@
+"""Open Ephys binary folders written from the format description (recordings.py), read by dspk
+and by SpikeInterface's ``read_openephys`` (Neo's ``OpenEphysBinaryRawIO``): the same µV values,
+sample counts, channel counts and rates, for the GUI 0.6+ and 0.5 layouts, headstage and ADC
+channels, several record nodes, experiments and recordings.
+
+How Neo numbers what dspk opens by path (neo/rawio/openephysbinaryrawio.py): a block is an
+experiment (``block_index`` 0 is the lowest-numbered ``experimentK``), a segment a recording of
+it; a stream is named ``Record Node N#<folder_name>`` (the bare folder name without record
+nodes), stream ids are the sorted stream names' indices, and the ADC channels of a stream are
+split off into a stream of their own, ``<name>_ADC`` with id ``index + number of streams``.
+dspk keeps a stream's channels together (headstage, then ADC), so its channels are compared with
+Neo's two streams in turn. dspk has no segments yet: each recording folder is its own recording,
+and gaps in the sample numbers are a warning with the samples read as one run (Neo does not check
+gaps at all), so no test here asserts a segment structure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+se = pytest.importorskip("spikeinterface.extractors")
+
+import dspk
+from recordings import OpenEphysStream, openephys_channel, write_openephys_recording
+
+BOARD = "Acquisition_Board-100.Rhythm Data"  # headstage + ADC channels (0.6+)
+PROBE = "Neuropix-PXI-100.ProbeA-AP"  # headstage channels only (0.6+)
+FPGA = "Rhythm_FPGA-100.0"  # GUI 0.5's acquisition board
+
+# dspk's unit names → µV per unit (Neo's are "uV" and "V"; SpikeInterface scales V by 10^6).
+UV_PER_UNIT = {"µV": 1.0, "uV": 1.0, "V": 1e6, "mV": 1e3}
+
+
+def board(rng, headstage: int, adc: int) -> list[tuple[str, str, float]]:
+    """Headstage channels then ADC channels (Neo refuses them interleaved), random gains."""
+    return [openephys_channel(rng, f"CH{i + 1}", "headstage") for i in range(headstage)] + [
+        openephys_channel(rng, f"ADC{i + 1}", "adc") for i in range(adc)
+    ]
+
+
+def samples(rng) -> int:
+    return int(rng.integers(1_000, 6_000))
+
+
+def theirs(root, stream_name, block_index, cache):
+    """SpikeInterface's recording of ``stream_name`` in block ``block_index`` (one per pair:
+    Neo parses the whole folder each time)."""
+    key = (stream_name, block_index)
+    if key not in cache:
+        cache[key] = se.read_openephys(root, stream_name=stream_name, block_index=block_index)
+    return cache[key]
+
+
+def assert_same_stream(stream: OpenEphysStream, neo_name: str, root, block, segment, rng, cache, path=None):
+    """dspk's read of ``stream`` (opened by its folder, or ``path``) equals SpikeInterface's
+    traces of Neo's stream ``neo_name`` (and ``neo_name + "_ADC"`` for the ADC channels) in
+    µV, with the same lengths, channel names and rate."""
+    ours = dspk.open(path or stream.dir)
+    n = len(stream.names)
+    adc = np.array(["ADC" in c for c in stream.names])
+    assert ours.format == "openephys"
+    assert ours.channel_count == n and ours.samples == stream.frames.shape[0]
+    assert ours.channel_names == stream.names
+    uv = np.array([UV_PER_UNIT[u] for u in ours.units], dtype=np.float32)[:, None]
+    ours_uv = ours.read() * uv
+    parts = [(neo_name, ~adc)] + ([(neo_name + "_ADC", adc)] if adc.any() else [])
+    for name, pick in parts:
+        if not pick.any():
+            continue
+        rec = theirs(root, name, block, cache)
+        ctx = f"{stream.dir} vs Neo {name!r} block {block} segment {segment}"
+        assert rec.get_num_channels() == int(pick.sum()), ctx
+        assert list(rec.get_channel_ids()) == [c for c, p in zip(stream.names, pick) if p], ctx
+        assert rec.get_num_samples(segment_index=segment) == ours.samples, ctx
+        assert rec.get_sampling_frequency() == ours.sample_rate_hz == stream.rate, ctx
+        full = rec.get_traces(segment_index=segment, return_in_uV=True)
+        assert full.dtype == np.float32
+        np.testing.assert_allclose(ours_uv[pick], full.T, rtol=1e-6, atol=1e-6, err_msg=ctx)
+        a = int(rng.integers(0, ours.samples - 1))
+        b = int(rng.integers(a + 1, ours.samples + 1))
+        chans = [int(i) for i in np.flatnonzero(pick)]
+        part = rec.get_traces(segment_index=segment, start_frame=a, end_frame=b, return_in_uV=True)
+        np.testing.assert_allclose(
+            ours.read(channels=chans, start=a, stop=b) * uv[pick], part.T, rtol=1e-6, atol=1e-6, err_msg=ctx
+        )
+    return ours
+
+
+def test_record_nodes_experiments_and_recordings_of_gui_06(tmp_path, rng):
+    root = tmp_path / "2026-01-01_10-00-00"
+    # Neo needs the same experiments in every record node and the same streams in every
+    # recording of an experiment, and takes a stream's channels from its first recording: the
+    # channels and gains are drawn once per node, the lengths per recording. (Neo's quirk: it
+    # scales every recording by the first recording's bit_volts, where dspk reads each
+    # recording's own structure.oebin, as the format describes; recordings of one stream
+    # whose gains differ would disagree, so none are written here.)
+    layout = {"experiment1": ["recording1", "recording2"], "experiment3": ["recording1"]}
+    nodes = {
+        "Record Node 101": [
+            (BOARD, 30000.0, board(rng, int(rng.integers(2, 9)), int(rng.integers(1, 4)))),
+            (PROBE, 30000.0, board(rng, int(rng.integers(3, 12)), 0)),
+        ],
+        "Record Node 102": [(PROBE, 30000.0, board(rng, int(rng.integers(3, 12)), 0))],
+    }
+    written = []
+    for node, streams in nodes.items():
+        for block, (experiment, recordings) in enumerate(layout.items()):
+            for segment, recording in enumerate(recordings):
+                folder = root / node / experiment / recording
+                specs = [(name, rate, chans, samples(rng)) for name, rate, chans in streams]
+                for s in write_openephys_recording(folder, rng, specs):
+                    written.append((node, block, segment, s))
+    cache = {}
+    for node, block, segment, s in written:
+        ours = assert_same_stream(s, f"{node}#{s.folder}", root, block, segment, rng, cache)
+        assert ours.metadata["record_node"] == node and ours.metadata["layout"] == "0.6+"
+        assert ours.start_time * int(s.rate) == int(s.sample_numbers[0])
+        assert ours.warnings == []
+    # Stream ids as Neo numbers them: the sorted names, then the ADC streams after them.
+    names = sorted({f"{n}#{s.folder}" for n, _, _, s in written})
+    board_id = names.index(f"Record Node 101#{BOARD}")
+    ours = dspk.open(next(s for n, b, g, s in written if s.folder == BOARD and b == 1).dir / "continuous.dat")
+    adc = [i for i, c in enumerate(ours.channel_names) if "ADC" in c]
+    by_id = se.read_openephys(root, stream_id=str(board_id + len(names)), block_index=1)
+    np.testing.assert_allclose(ours.read(channels=adc) * 1e6, by_id.get_traces(return_in_uV=True).T, rtol=1e-6, atol=1e-6)
+
+
+def test_gui_05_layout_with_empty_units(tmp_path, rng):
+    root = tmp_path / "2019-05-01_10-00-00"
+    cache = {}
+    chans = board(rng, int(rng.integers(2, 9)), int(rng.integers(1, 4)))
+    written = [
+        write_openephys_recording(root / "experiment1" / r, rng, [(FPGA, 20000.0, chans, samples(rng))], "0.5.5")[0]
+        for r in ["recording1", "recording2"]
+    ]
+    for segment, s in enumerate(written):
+        assert s.units == [""] * len(s.names) and not (s.dir / "sample_numbers.npy").exists()
+        # Opened by its recording folder (one stream), the other tests open stream folders.
+        ours = assert_same_stream(s, FPGA, root, 0, segment, rng, cache, path=s.dir.parents[1])
+        assert ours.metadata["layout"] == "0.5" and ours.warnings == []
+        # Empty units: µV, and V for channels named ADC (Neo's rule, dspk's too).
+        assert ours.units == ["V" if "ADC" in c else "µV" for c in s.names]
+
+
+@pytest.mark.parametrize("gui_version", ["0.6.7", "0.5.5"])
+def test_a_gap_in_the_sample_numbers_is_a_warning(tmp_path, rng, gui_version):
+    root = tmp_path / "gap"
+    n = samples(rng)
+    at, missing = int(rng.integers(1, n - 1)), int(rng.integers(1, 500))
+    (s,) = write_openephys_recording(
+        root / "experiment1" / "recording1", rng, [(BOARD, 30000.0, board(rng, 4, 2), n)], gui_version=gui_version, gap=(at, missing)
+    )
+    # dspk reads the frames as one run from the first sample number and says so; Neo does the
+    # same without a word. Neither splits the stream into segments here.
+    ours = assert_same_stream(s, BOARD, root, 0, 0, rng, {})
+    (warning,) = ours.warnings
+    assert "1 gaps in the sample numbers" in warning and f"({missing} samples missing)" in warning
+    assert ours.samples == n
