@@ -191,10 +191,21 @@ pub(crate) fn run_each(ctx: &Ctx, paths: &[PathBuf], opts: &ScanOptions) -> CliR
     }
 }
 
-/// Where a scan ran.
+/// Where a scan could run: the runtime and the devices chosen.
 struct Placed<'a> {
     target: ComputeTarget,
     devices: &'a [PassDevice],
+}
+
+impl Placed<'_> {
+    /// The devices `result` ran on (with several recordings, one of the chosen devices).
+    fn ran<'r>(&'r self, result: &ScanResult) -> Vec<&'r PassDevice> {
+        result
+            .devices
+            .iter()
+            .filter_map(|d| self.devices.iter().find(|p| p.label == d.label))
+            .collect()
+    }
 }
 
 /// The JSON of one scan.
@@ -211,7 +222,8 @@ fn json_of(
     };
     let info = input.info();
     let (report, class, mask) = (&result.report, &result.classification, &result.mask);
-    let device = describe(&placed.devices[0].client);
+    let ran = placed.ran(result);
+    let device = describe(&ran.first().unwrap_or(&&placed.devices[0]).client);
     let per_device: Vec<serde_json::Value> = result
         .devices
         .iter()
@@ -352,7 +364,7 @@ fn text_of(
         seconds_text(start_time),
         seconds_text(end_time),
     );
-    if let [one] = placed.devices {
+    if let [one] = placed.ran(result)[..] {
         let device = describe(&one.client);
         let _ = writeln!(
             out,
@@ -363,7 +375,7 @@ fn text_of(
         let _ = writeln!(
             out,
             "on {} {target} devices, windows of {window} samples:",
-            placed.devices.len()
+            result.devices.len()
         );
         for d in &result.devices {
             let wall = d.report.wall.as_secs_f64();

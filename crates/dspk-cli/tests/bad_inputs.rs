@@ -198,6 +198,42 @@ const CASES: &[Case] = &[
     case(&["scan", "--mask"], 2, &["--mask", "dspk scan --help"]),
     // Runtimes.
     case(&["--runtime", "metal", "devices"], 1, &["metal", "wgpu"]),
+    // Devices and several recordings.
+    case(
+        &["scan", "raw.bin", "--devices", "first"],
+        1,
+        &["--devices", "`first` is not a device number"],
+    ),
+    case(
+        &["scan", "raw.bin", "--devices", "0,"],
+        1,
+        &["--devices", "`` is not a device number"],
+    ),
+    case(
+        &["scan", "raw.bin", "--devices", "97"],
+        1,
+        &[
+            "--devices",
+            "device 97 does not exist",
+            "`dspk devices` numbers 0",
+        ],
+    ),
+    case(
+        &["scan", "raw.bin", "--devices", "0,0,0"],
+        1,
+        &["--devices", "device 0 is chosen 3 times"],
+    ),
+    case(
+        &["scan", "raw.bin", "x.ap.bin", "--mask", "m.json"],
+        1,
+        &["--mask writes one file"],
+    ),
+    case(
+        &["scan", "raw.bin", "x.ap.bin", "--synthetic-duration", "5"],
+        1,
+        &["--synthetic-duration", "no REC is given"],
+    ),
+    case(&["scan", "raw.bin", "gone.bin"], 1, &["gone.bin"]),
     case(&["--runtime", "", "info"], 1, &["--runtime"]),
     // Files that are not recordings.
     case(

@@ -154,3 +154,98 @@ fn no_error_line_on_success_without_xdg_runtime_dir() {
         }
     }
 }
+
+/// `dspk devices` numbers the devices; `--devices 0,0` (two devices on the one adapter) gives
+/// the one-device statistics with each device's share; several recordings give one result
+/// each, in order, equal to each one scanned alone.
+#[test]
+fn devices_are_numbered_and_several_devices_and_recordings_scan_as_one() {
+    let dir = std::env::temp_dir().join(format!("dspk-multi-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str], envs: &[(&str, &str)]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dspk"))
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("DSPK_RUNTIME")
+            .env_remove("DSPK_DEVICES")
+            .envs(envs.iter().copied())
+            .output()
+            .expect("dspk runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "dspk {args:?}: {stderr}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let listed = run(&["devices", "--json"], &[]);
+    let runtimes: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    let indices: Vec<u64> = runtimes
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["devices"].as_array().unwrap().iter())
+        .map(|d| d["index"].as_u64().unwrap())
+        .collect();
+    assert!(!indices.is_empty(), "{listed}");
+    assert_eq!(
+        indices,
+        (0..indices.len() as u64).collect::<Vec<_>>(),
+        "{listed}"
+    );
+    assert!(run(&["devices"], &[]).contains("  * 0  "));
+
+    let scan = |extra: &[&str], envs: &[(&str, &str)]| -> serde_json::Value {
+        let mut args = vec!["scan", "--synthetic-duration", "4", "--json"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&run(&args, envs)).unwrap()
+    };
+    let one = scan(&[], &[]);
+    for (extra, envs) in [
+        (&["--devices", "0,0"][..], &[][..]),
+        (&[][..], &[("DSPK_DEVICES", "0,0")][..]),
+    ] {
+        let two = scan(extra, envs);
+        assert_eq!(one["channels"], two["channels"], "{extra:?} {envs:?}");
+        assert_eq!(one["mask"], two["mask"]);
+        let shares = two["devices"].as_array().unwrap();
+        assert_eq!(shares.len(), 2, "{two}");
+        let windows: u64 = shares.iter().map(|d| d["windows"].as_u64().unwrap()).sum();
+        assert_eq!(windows, two["windows"].as_u64().unwrap());
+    }
+    let text = run(
+        &["scan", "--synthetic-duration", "4", "--devices", "0,0"],
+        &[],
+    );
+    assert!(text.contains("on 2 wgpu devices"), "{text}");
+    assert!(text.contains("device 0b ("), "{text}");
+
+    // Three raw files of different lengths, over two devices, against each scanned alone.
+    let mut names = Vec::new();
+    for (k, seconds) in [(0u32, 2u32), (1, 3), (2, 1)] {
+        let name = format!("r{k}.bin");
+        let samples = seconds as usize * 30_000;
+        let bytes: Vec<u8> = (0..samples as u32 * 4)
+            .map(|i| (i.wrapping_mul(2_654_435_761u32.wrapping_add(k)) >> 20) as i16)
+            .flat_map(i16::to_le_bytes)
+            .collect();
+        std::fs::write(dir.join(&name), bytes).unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.json")),
+            r#"{"sample_rate": "30000", "channel_count": 4, "format": "int16", "order": "time-major"}"#,
+        )
+        .unwrap();
+        names.push(name);
+    }
+    let mut args = vec!["scan", "--json", "--devices", "0,0"];
+    args.extend(names.iter().map(String::as_str));
+    let all: serde_json::Value = serde_json::from_str(&run(&args, &[])).unwrap();
+    let all = all.as_array().expect("an array of results");
+    assert_eq!(all.len(), 3);
+    for (name, result) in names.iter().zip(all) {
+        let alone: serde_json::Value =
+            serde_json::from_str(&run(&["scan", name, "--json"], &[])).unwrap();
+        assert_eq!(result["recording"], alone["recording"]);
+        assert_eq!(result["channels"], alone["channels"], "{name}");
+        assert_eq!(result["devices"].as_array().unwrap().len(), 1, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
