@@ -29,6 +29,8 @@ pub(crate) struct ConvertOptions {
     pub(crate) channels: Option<ChannelList>,
     /// A channel map applied first.
     pub(crate) map: Option<PathBuf>,
+    /// The rate to read the recording at (`--rate`), instead of its file's.
+    pub(crate) rate: Option<dspk_types::SampleRate>,
     /// The output data file.
     pub(crate) output: PathBuf,
     /// The output layout.
@@ -40,7 +42,7 @@ pub(crate) struct ConvertOptions {
 /// Runs `dspk convert`.
 pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResult<String> {
     let target = ctx.target()?;
-    let input = Input::open(Some(recording), None)?;
+    let input = Input::open(Some(recording), None)?.with_rate(opts.rate);
     check_outputs(&input, opts)?;
     input.report_warnings();
     let mut source: Arc<dyn RecordingSource> = input.source.clone();

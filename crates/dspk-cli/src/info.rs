@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use dspk_types::{RecordingInfo, STATED_RATE_KEY, SampleRate, rate_difference_ppm};
 use serde_json::json;
 
 use crate::Ctx;
@@ -48,6 +49,8 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
             "channel_count": info.channel_count(),
             "sample_rate": info.sample_rate,
             "sample_rate_hz": info.sample_rate.rate_hz(),
+            "stated_sample_rate": stated_rate(info),
+            "rate_difference_ppm": stated_rate(info).map(|s| rate_difference_ppm(info.sample_rate, s)),
             "samples": info.samples,
             "duration": exact_seconds(duration),
             "duration_s": duration.as_seconds_f64(),
@@ -77,7 +80,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
         format!("{kind}: {}, {}", info.format.name(), info.order.name()),
     );
     line("channels", info.channel_count().to_string());
-    line("rate", info.sample_rate.to_string());
+    line("rate", rate_text(info));
     line("samples", info.samples.to_string());
     line("duration", format!("{duration} ({})", hms(duration)));
     line(
@@ -109,4 +112,30 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
         );
     }
     Ok(out)
+}
+
+/// The rate the file states, where `--rate` set another ([`STATED_RATE_KEY`]).
+fn stated_rate(info: &RecordingInfo) -> Option<SampleRate> {
+    info.metadata.get(STATED_RATE_KEY)?.parse().ok()
+}
+
+/// The rate line: the rate, and with `--rate` the one the file states, how far apart they are
+/// in ppm and what that makes of an hour: an hour of samples at the file's rate lasts this many
+/// milliseconds longer (or shorter) at the chosen one.
+fn rate_text(info: &RecordingInfo) -> String {
+    match stated_rate(info) {
+        Some(stated) => {
+            let ppm = rate_difference_ppm(info.sample_rate, stated);
+            // stated / chosen − 1 of 3 600 000 ms, from the exact ppm: 1/(1 + p) − 1.
+            let ms = (1.0 / (1.0 + ppm * 1e-6) - 1.0) * 3.6e6;
+            let way = if ms >= 0.0 { "longer" } else { "shorter" };
+            format!(
+                "{} (--rate; the file states {stated}: {ppm:+.3} ppm, an hour of its samples \
+                 lasts {:.1} ms {way})",
+                info.sample_rate,
+                ms.abs()
+            )
+        }
+        None => info.sample_rate.to_string(),
+    }
 }

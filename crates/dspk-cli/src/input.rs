@@ -5,7 +5,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use dspk_types::{RecordingInfo, RecordingSource, SyntheticConfig, SyntheticRecording};
+use dspk_types::{
+    RatedRecording, RecordingInfo, RecordingSource, SampleRate, SyntheticConfig, SyntheticRecording,
+};
 
 use crate::error::{CliError, CliResult};
 use crate::parse::TimeSpec;
@@ -80,6 +82,15 @@ impl Input {
             source: Arc::new(rec),
             warnings: Vec::new(),
         })
+    }
+
+    /// The recording read at `rate` instead of the rate its file states, where one is given
+    /// (`--rate`).
+    pub(crate) fn with_rate(mut self, rate: Option<SampleRate>) -> Self {
+        if let Some(rate) = rate {
+            self.source = Arc::new(RatedRecording::new(self.source, rate));
+        }
+        self
     }
 
     /// The recording's description.

@@ -19,7 +19,7 @@ use clap::{Args, Parser, Subcommand};
 use cubecl::client::Client;
 use dspk_device::{Catalog, DEVICES_ENV, DeviceChoice, TargetExt, describe};
 use dspk_stream::PassDevice;
-use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV};
+use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV, SampleRate};
 
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, TimeOptions};
@@ -124,6 +124,11 @@ struct RecordingArg {
     /// Length of the built-in synthetic recording when no REC is given [default: 60]
     #[arg(long, value_name = "T")]
     synthetic_duration: Option<String>,
+
+    /// Read the recording at this sample rate instead of the one its file states (a measured
+    /// rate: 29997.17, 750003/25); every time is computed from it
+    #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
+    rate: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -160,6 +165,11 @@ struct ScanArgs {
     #[arg(long, value_name = "T")]
     synthetic_duration: Option<String>,
 
+    /// Read the recordings at this sample rate instead of the one their files state; every
+    /// time is computed from it
+    #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
+    rate: Option<String>,
+
     #[command(flatten)]
     time: TimeArgs,
 
@@ -195,6 +205,11 @@ struct ConvertArgs {
     /// A channel map (TOML or JSON, a `remap` table) applied first
     #[arg(long, value_name = "MAP")]
     map: Option<PathBuf>,
+
+    /// Read the recording at this sample rate instead of the one its file states; times and
+    /// the output's sidecar use it
+    #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
+    rate: Option<String>,
 
     #[command(flatten)]
     time: TimeArgs,
@@ -309,8 +324,15 @@ impl TimeArgs {
 impl RecordingArg {
     fn open(&self) -> CliResult<Input> {
         let length = time_arg("--synthetic-duration", self.synthetic_duration.as_ref())?;
-        Input::open(self.recording.as_deref(), length)
+        let rate = rate_arg(self.rate.as_ref())?;
+        Ok(Input::open(self.recording.as_deref(), length)?.with_rate(rate))
     }
+}
+
+/// `--rate`, parsed (exact: `30000.12`, `750003/25`).
+fn rate_arg(text: Option<&String>) -> CliResult<Option<SampleRate>> {
+    text.map(|t| t.parse::<SampleRate>().context("--rate"))
+        .transpose()
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
@@ -359,11 +381,18 @@ fn run(cli: Cli) -> CliResult<String> {
                          is scanned only when no REC is given",
                     ));
                 }
-                return scan::run_each(&ctx, &args.recordings, &opts);
+                let rate = rate_arg(args.rate.as_ref())?;
+                let inputs = args
+                    .recordings
+                    .iter()
+                    .map(|p| Ok(Input::open(Some(p), None)?.with_rate(rate)))
+                    .collect::<CliResult<Vec<Input>>>()?;
+                return scan::run_each(&ctx, &inputs, &opts);
             }
             let recording = RecordingArg {
                 recording: args.recordings.into_iter().next(),
                 synthetic_duration: args.synthetic_duration,
+                rate: args.rate,
             };
             scan::run(&ctx, &recording.open()?, &opts)
         }
@@ -377,6 +406,7 @@ fn run(cli: Cli) -> CliResult<String> {
                     .transpose()
                     .context("--channels")?,
                 map: args.map,
+                rate: rate_arg(args.rate.as_ref())?,
                 output: args.output,
                 order: if args.order == "channel-major" {
                     MemoryOrder::ChannelMajor

@@ -3,8 +3,6 @@
 
 use std::fmt::Write as _;
 
-use std::path::PathBuf;
-
 use dspk_device::describe;
 use dspk_stream::{
     Classification, DecodeRoute, Flag, PassDevice, ScanJob, ScanOptions as StreamScan, ScanResult,
@@ -100,29 +98,25 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
 /// scan), then scanned one per device at a time; each result as one scan prints it, the JSON
 /// an array in the order given. A recording whose scan fails is reported with its error and
 /// the others still run; the exit status is then 1.
-pub(crate) fn run_each(ctx: &Ctx, paths: &[PathBuf], opts: &ScanOptions) -> CliResult<String> {
+pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliResult<String> {
     if opts.mask.is_some() {
         return Err(CliError::new(
             "--mask writes one file: give one REC to write a mask, or scan with --json to get \
              every recording's mask",
         ));
     }
-    let inputs = paths
-        .iter()
-        .map(|p| Input::open(Some(p), None))
-        .collect::<CliResult<Vec<Input>>>()?;
     let window_samples = window_option(opts.window_samples)?;
     let route = DecodeRoute::from_env()?;
     let mut jobs = Vec::with_capacity(inputs.len());
     let mut total = 0u64;
-    for input in &inputs {
+    for input in inputs {
         let range = opts.time.range(input.info(), &input.label())?;
         total = total.saturating_add(
             (range.end - range.start).saturating_mul(input.info().frame_bytes() as u64),
         );
         jobs.push((input, range));
     }
-    for input in &inputs {
+    for input in inputs {
         input.report_warnings();
     }
     let (target, devices) = ctx.pass_devices()?;

@@ -198,6 +198,18 @@ const CASES: &[Case] = &[
     case(&["scan", "--mask"], 2, &["--mask", "dspk scan --help"]),
     // Runtimes.
     case(&["--runtime", "metal", "devices"], 1, &["metal", "wgpu"]),
+    // Rates.
+    case(
+        &["info", "raw.bin", "--rate", "fast"],
+        1,
+        &["--rate", "fast"],
+    ),
+    case(&["scan", "raw.bin", "--rate", "0"], 1, &["--rate", "0"]),
+    case(
+        &["convert", "raw.bin", "-o", "o.bin", "--rate", "-30000"],
+        1,
+        &["--rate", "-30000"],
+    ),
     // Devices and several recordings.
     case(
         &["scan", "raw.bin", "--devices", "first"],

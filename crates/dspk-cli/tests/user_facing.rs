@@ -249,3 +249,83 @@ fn devices_are_numbered_and_several_devices_and_recordings_scan_as_one() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--rate` reads a recording at a rate of the user's: `info` shows it with the rate the file
+/// states and their difference (94.333 ppm: an hour lasts 339.6 ms longer, neuroconv #1926's
+/// Open Ephys clock), times select samples at it, and `convert` writes it to the sidecar.
+#[test]
+fn a_rate_of_the_users_sets_every_time() {
+    let dir = std::env::temp_dir().join(format!("dspk-rate-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dspk"))
+            .args(args)
+            .current_dir(&dir)
+            .env_remove("DSPK_RUNTIME")
+            .env_remove("DSPK_DEVICES")
+            .output()
+            .expect("dspk runs");
+        assert!(
+            out.status.success(),
+            "dspk {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    let text = run(&["info", "--synthetic-duration", "2", "--rate", "29997.17"]);
+    assert!(
+        text.contains(
+            "29997.17 Hz (--rate; the file states 30000 Hz: -94.333 ppm, an hour of its samples \
+             lasts 339.6 ms longer)"
+        ),
+        "{text}"
+    );
+    let info: serde_json::Value = serde_json::from_str(&run(&[
+        "info",
+        "--synthetic-duration",
+        "2",
+        "--rate",
+        "750003/25",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(info["sample_rate"], "30000.12");
+    assert_eq!(info["stated_sample_rate"], "30000");
+    assert!((info["rate_difference_ppm"].as_f64().unwrap() - 4.0).abs() < 1e-9);
+    // 60 000 samples at 24 000 Hz last 2.5 s; --duration 1 is 24 000 of them.
+    assert_eq!(info["samples"], 60_000);
+    let scan: serde_json::Value = serde_json::from_str(&run(&[
+        "scan",
+        "--synthetic-duration",
+        "2",
+        "--rate",
+        "24000",
+        "--start",
+        "0.5",
+        "--duration",
+        "1",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(
+        (scan["start_sample"].as_u64(), scan["end_sample"].as_u64()),
+        (Some(12_000), Some(36_000))
+    );
+    // convert keeps the chosen rate in what it writes.
+    let raw = dir.join("r.bin");
+    let bytes: Vec<u8> = (0..30_000u32 * 2)
+        .flat_map(|i| ((i % 97) as i16 - 48).to_le_bytes())
+        .collect();
+    std::fs::write(&raw, bytes).unwrap();
+    std::fs::write(
+        dir.join("r.bin.json"),
+        r#"{"sample_rate": "30000", "channel_count": 2, "format": "int16", "order": "time-major"}"#,
+    )
+    .unwrap();
+    run(&["convert", "r.bin", "-o", "out.bin", "--rate", "29997.17"]);
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out.bin.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["sample_rate"], "29997.17");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
