@@ -138,7 +138,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     let values_total = info.samples as f64 * channels as f64;
 
     // H1: every channel, channel-major f32 µV, through the window loader, page-cached file.
-    let schedule = ChunkSchedule::full_recording(info.samples, second.max(1), 0, 0)?;
+    let schedule = ChunkSchedule::for_recording(&info, 0..info.samples, second.max(1), 0, 0)?;
     let loader = WindowLoader::new(&*file);
     let mut times = Vec::new();
     for _ in 0..=REPEATS {
@@ -191,7 +191,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
 
     // G2: stored windows from the page-cached file into the device buffer, vs the copy of a
     // filled staging buffer (the host→device ceiling of this path).
-    let schedule = ChunkSchedule::full_recording(info.samples, window, 0, 0)?;
+    let schedule = ChunkSchedule::for_recording(&info, 0..info.samples, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
     let order = file.native_stored_order();
     let decoder = Decoder::new(
@@ -357,7 +357,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         ("raw file", file.clone()),
     ] {
         let sinfo = source.info().clone();
-        let schedule = ChunkSchedule::full_recording(sinfo.samples, window, 0, 0)?;
+        let schedule = ChunkSchedule::for_recording(&sinfo, 0..sinfo.samples, window, 0, 0)?;
         let scaling = Scaling::microvolts(&sinfo);
         let mut kernel = ChannelStatsKernel::new(&client, sinfo.channel_count(), window as usize)?;
         // Warmed up (the first pass compiles the statistics kernels), then the median pass.

@@ -70,7 +70,7 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     let channel_count = info.channel_count();
     let len = info.samples;
     let window = window_samples(&client, &info, asked)?.min(len);
-    let schedule = ChunkSchedule::full_recording(len, window, 0, 0)?;
+    let schedule = ChunkSchedule::for_recording(&info, 0..len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
 
     let out_info = dspk_io::converted_info(&info, &scaling.units, &recording.display().to_string());

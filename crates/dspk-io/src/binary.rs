@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use dspk_types::{
     ChannelInfo, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, SampleFormat,
-    SampleRate, SignalUnit,
+    SampleRate, Segments, SignalUnit,
 };
 use serde::{Deserialize, Serialize};
 
@@ -68,9 +68,33 @@ pub struct BinarySidecar {
     /// The time of sample 0.
     #[serde(default)]
     pub start_time: RationalTime,
+    /// The segments, where the file holds more than one run of the clock, in file order;
+    /// their lengths must add up to the samples in the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<SidecarSegment>,
+    /// The format's nominal rate, where `sample_rate` is another (a measured or chosen one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominal_sample_rate: Option<SampleRate>,
+    /// The rate the clock was measured to run at, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_sample_rate: Option<SampleRate>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
+}
+
+/// One segment of a [`BinarySidecar`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SidecarSegment {
+    /// Its length in samples.
+    pub samples: u64,
+    /// The clock number of its first sample (default 0).
+    #[serde(default)]
+    pub first_sample: u64,
+    /// The time of its first sample (default 0).
+    #[serde(default)]
+    pub start_time: RationalTime,
 }
 
 /// One channel of a [`BinarySidecar`]: every field optional.
@@ -145,8 +169,56 @@ impl BinarySidecar {
                 })
                 .collect(),
             start_time: info.start_time,
+            segments: info.segments.as_ref().map_or_else(Vec::new, |segs| {
+                segs.list()
+                    .iter()
+                    .map(|g| SidecarSegment {
+                        samples: g.samples,
+                        first_sample: g.first_sample,
+                        start_time: g.start_time,
+                    })
+                    .collect()
+            }),
+            nominal_sample_rate: info.nominal_rate,
+            measured_sample_rate: info.measured_rate,
             metadata: info.metadata.clone(),
         }
+    }
+
+    /// The segments of a file of `samples` samples, `None` for one (checked: their lengths
+    /// must add up to `samples`); `path` names the sidecar in errors.
+    pub fn segments_of(&self, samples: u64, path: &Path) -> DspResult<Option<Segments>> {
+        if self.segments.len() < 2 {
+            if let Some(one) = self.segments.first()
+                && one.samples != samples
+            {
+                return Err(file_error(
+                    path,
+                    format!(
+                        "invalid sidecar: its one segment holds {} samples but the data file holds {samples}",
+                        one.samples
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        let segs = Segments::new(
+            self.segments
+                .iter()
+                .map(|g| (g.samples, g.first_sample, g.start_time)),
+        )
+        .map_err(|e| file_error(path, format!("invalid sidecar segments: {e}")))?;
+        if segs.total() != samples {
+            return Err(file_error(
+                path,
+                format!(
+                    "invalid sidecar: its {} segments hold {} samples but the data file holds {samples}",
+                    segs.len(),
+                    segs.total()
+                ),
+            ));
+        }
+        Ok(Some(segs))
     }
 
     /// Reads and checks the sidecar at `path`.
@@ -353,7 +425,13 @@ impl BinaryLayout {
             sample_rate: sidecar.sample_rate,
             format: sidecar.format,
             order: sidecar.order,
-            start_time: sidecar.start_time,
+            start_time: sidecar
+                .segments
+                .first()
+                .map_or(sidecar.start_time, |g| g.start_time),
+            segments: sidecar.segments_of(samples, &sidecar_path)?,
+            nominal_rate: sidecar.nominal_sample_rate,
+            measured_rate: sidecar.measured_sample_rate,
             metadata: sidecar.metadata.clone(),
         };
         Ok(Self {

@@ -10,12 +10,14 @@
 //!   recording of a folder. Its `.npy` files are read by a checked reader ([`NpyArray`]).
 //! - [`open`] picks the reader from the files next to the path; [`detect`] reads only the
 //!   description.
+//! - [`open_joined`] reads several files as one recording (a SpikeGLX run's `_t0`, `_t1`, …
+//!   files placed by `firstSample`; contiguous files one segment, gaps new segments or zeros).
 //! - [`write_binary`] streams any source through windows into a new file + sidecar;
 //!   [`BinaryWriter`] takes windows one at a time (e.g. decoded on a device).
 //!
 //! What it deliberately is not: no GPU code, no printing (problems that do not stop a file from
 //! opening are returned as warnings for the program to show), no writing of SpikeGLX or Open
-//! Ephys files, no segments (each Open Ephys recording is its own source).
+//! Ephys files.
 //!
 //! Reads are served straight from the mapping: `read` of a time-major file into channel-major
 //! `f32` is a blocked transpose-decode that keeps source and destination rows in cache, with
@@ -94,6 +96,7 @@ mod binary;
 mod decode;
 mod detect;
 mod guard;
+mod join;
 mod mapped;
 mod npy;
 mod openephys;
@@ -104,6 +107,7 @@ mod writer;
 pub use binary::*;
 pub use detect::*;
 pub use guard::*;
+pub use join::*;
 pub use npy::*;
 pub use openephys::*;
 pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};

@@ -258,6 +258,7 @@ impl SpikeGlxLayout {
             || bin.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
+        let nominal = imec_nominal_rate(&kinds);
         let info = RecordingInfo {
             name,
             channels,
@@ -266,6 +267,9 @@ impl SpikeGlxLayout {
             format: SampleFormat::I16,
             order: MemoryOrder::TimeMajor,
             start_time,
+            segments: None,
+            nominal_rate: nominal.filter(|&n| n != sample_rate),
+            measured_rate: nominal.map(|_| sample_rate),
             metadata: meta.entries().clone(),
         };
         Ok(Self {
@@ -279,6 +283,20 @@ impl SpikeGlxLayout {
             warnings,
         })
     }
+}
+
+/// The nominal rate of an imec file: 30 kHz for AP channels, 2.5 kHz for LF channels (the
+/// probes' sample clocks; `imSampRate` is SpikeGLX's calibration of it). `None` for a file
+/// with neither or both kinds.
+fn imec_nominal_rate(kinds: &[SpikeGlxChannelKind]) -> Option<SampleRate> {
+    let ap = kinds.contains(&SpikeGlxChannelKind::Ap);
+    let lf = kinds.contains(&SpikeGlxChannelKind::Lf);
+    let hz = match (ap, lf) {
+        (true, false) => 30_000,
+        (false, true) => 2_500,
+        _ => return None,
+    };
+    SampleRate::from_ratio(hz, 1).ok()
 }
 
 /// The saved channels of a file, in file order.

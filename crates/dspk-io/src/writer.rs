@@ -542,6 +542,10 @@ pub fn write_binary(
     let order = options.order.unwrap_or(info.order);
 
     let offset = RationalTime::from_samples(range.start, info.sample_rate)?;
+    let cut = match &info.segments {
+        Some(segs) => Some(segs.slice(&range, info.sample_rate)?),
+        None => None,
+    };
     let out_info = RecordingInfo {
         name: info.name.clone(),
         channels: channels.iter().map(|&c| info.channels[c].clone()).collect(),
@@ -549,7 +553,13 @@ pub fn write_binary(
         sample_rate: info.sample_rate,
         format,
         order,
-        start_time: info.start_time.checked_add(offset)?,
+        start_time: match &cut {
+            Some(segs) => segs.list()[0].start_time,
+            None => info.start_time.checked_add(offset)?,
+        },
+        segments: cut.filter(|s| s.len() > 1),
+        nominal_rate: info.nominal_rate,
+        measured_rate: info.measured_rate,
         metadata: info.metadata.clone(),
     };
     let mut writer = match mode {
@@ -560,7 +570,7 @@ pub fn write_binary(
     progress.report(&ProgressEvent::new(WRITE_STAGE, 0, total, "samples"));
     if total > 0 {
         let schedule =
-            ChunkSchedule::new(range.clone(), options.window_samples, 0, 0, info.samples)?;
+            ChunkSchedule::for_recording(info, range.clone(), options.window_samples, 0, 0)?;
         let loader = dspk_types::WindowLoader::with_channels(source, channels.clone())?;
         let mut done = 0u64;
         let mut report = |w: &dspk_types::HaloWindow| {

@@ -169,7 +169,7 @@ pub(crate) fn convert(
         let device = describe(&client).adapter_name;
         let info = source.info().clone();
         let window = dspk_stream::window_samples(&client, &info, asked)?.min(info.samples);
-        let schedule = ChunkSchedule::full_recording(info.samples, window, 0, 0)?;
+        let schedule = ChunkSchedule::for_recording(&info, 0..info.samples, window, 0, 0)?;
         let scaling = Scaling::microvolts(&info);
         let mut writer = BinaryWriter::create(
             &out,

@@ -80,6 +80,7 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
         | DspError::BufferOverrun { .. }
         | DspError::BufferUnderrun { .. }
         | DspError::SampleRange { .. }
+        | DspError::CrossesSegment { .. }
         | DspError::InvalidConfig(_)
         | DspError::Overflow(_) => Kind::InvalidInput,
     }

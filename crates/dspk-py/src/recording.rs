@@ -330,7 +330,7 @@ impl Recording {
             )));
         }
         let schedule =
-            ChunkSchedule::full_recording(info.samples, batch, left, right).or_raise()?;
+            ChunkSchedule::for_recording(info, 0..info.samples, batch, left, right).or_raise()?;
         let step = usize::try_from(every).unwrap_or(usize::MAX);
         let windows: Vec<_> = schedule.into_windows().into_iter().step_by(step).collect();
         Ok(WindowIterator::new(self.source.clone(), channels, windows))

@@ -144,7 +144,7 @@ pub fn scan_on(
     for d in &devices[1..] {
         window = window.min(window_samples(&d.client, &info, options.window_samples)?);
     }
-    let schedule = ChunkSchedule::new(range.clone(), window, 0, 0, info.samples)?;
+    let schedule = ChunkSchedule::for_recording(&info, range.clone(), window, 0, 0)?;
     let windows = schedule.len() as u64;
     let scaling = Scaling::microvolts(&info);
     let merged = Mutex::new(OrderedStats::new(info.channel_count()));

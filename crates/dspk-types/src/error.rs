@@ -65,6 +65,22 @@ pub enum DspError {
         /// Samples in the recording.
         total: u64,
     },
+    /// A read whose sample range crosses a segment boundary.
+    #[error(
+        "sample range {start}..{end} crosses the end of segment {segment} (samples {segment_start}..{segment_end}): a read must lie inside one segment"
+    )]
+    CrossesSegment {
+        /// First sample asked for.
+        start: u64,
+        /// One past the last sample asked for.
+        end: u64,
+        /// The segment the range starts in.
+        segment: usize,
+        /// That segment's first recording index.
+        segment_start: u64,
+        /// One past that segment's last recording index.
+        segment_end: u64,
+    },
     /// A configuration value or combination that cannot work.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DspError, DspResult, MemoryOrder, RationalTime, SampleRate};
+use crate::{DspError, DspResult, MemoryOrder, RationalTime, SampleRate, Segments};
 
 /// Microvolts in one volt.
 pub const MICROVOLTS_PER_VOLT: f64 = 1e6;
@@ -278,6 +278,18 @@ pub struct RecordingInfo {
     pub order: MemoryOrder,
     /// The time of sample 0 (e.g. SpikeGLX's `firstSample`).
     pub start_time: RationalTime,
+    /// The segments, where the recording has more than one run of the clock (`None`: one
+    /// segment of every sample, from `start_time`). See [`RecordingInfo::segments`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<Segments>,
+    /// The rate the format states as nominal (an Open Ephys `.oebin`'s `sample_rate`, a
+    /// probe's 30 kHz), where it differs from `sample_rate`; `None`: `sample_rate` is it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nominal_rate: Option<SampleRate>,
+    /// The rate the clock was measured to run at, where the format tells (Open Ephys sample
+    /// numbers over timestamps, SpikeGLX's calibrated `imSampRate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_rate: Option<SampleRate>,
     /// Free-form key/value metadata from the source.
     pub metadata: BTreeMap<String, String>,
 }
@@ -302,8 +314,28 @@ impl RecordingInfo {
             format,
             order,
             start_time: RationalTime::ZERO,
+            segments: None,
+            nominal_rate: None,
+            measured_rate: None,
             metadata: BTreeMap::new(),
         }
+    }
+
+    /// The segments: those set, or one of every sample starting at `start_time` (its clock
+    /// number is `start_time` at `sample_rate`, rounded down).
+    pub fn segments(&self) -> Segments {
+        self.segments.clone().unwrap_or_else(|| {
+            let first = self
+                .start_time
+                .to_sample_index(self.sample_rate)
+                .unwrap_or(0);
+            Segments::single(self.samples, first, self.start_time)
+        })
+    }
+
+    /// The nominal rate: [`RecordingInfo::nominal_rate`] where set, else `sample_rate`.
+    pub fn nominal(&self) -> SampleRate {
+        self.nominal_rate.unwrap_or(self.sample_rate)
     }
 
     /// The number of channels.

@@ -84,6 +84,12 @@ impl SlicedRecording {
         let mut info = pinfo.clone();
         info.start_time = pinfo.start_time.checked_add(shift)?;
         info.samples = samples.end - samples.start;
+        if let Some(segs) = &pinfo.segments {
+            // The start time is that of the segment the slice starts in, not sample 0's.
+            let cut = segs.slice(&samples, pinfo.sample_rate)?;
+            info.start_time = cut.list()[0].start_time;
+            info.segments = (cut.len() > 1).then_some(cut);
+        }
         if let Some(list) = &channels {
             info.channels = list.iter().map(|&c| pinfo.channels[c].clone()).collect();
         }

@@ -81,8 +81,8 @@ pub trait RecordingSource: Send + Sync {
     }
 }
 
-/// Checks a [`RecordingSource::read`]: every channel exists, `samples` is inside the recording
-/// and not reversed, and `out_len` is exactly `channels.len()` × the sample count. Returns the
+/// Checks a [`RecordingSource::read`]: every channel exists, `samples` is inside the recording,
+/// not reversed and inside one segment, and `out_len` is exactly `channels.len()` × the sample count. Returns the
 /// sample count.
 pub fn check_read(
     info: &RecordingInfo,
@@ -162,5 +162,9 @@ fn check_range_and_channels(
     if let Some(&bad) = channels.iter().find(|&&c| c >= count) {
         return Err(DspError::InvalidChannel { index: bad, count });
     }
-    check_sample_range(samples, info.samples)
+    let n = check_sample_range(samples, info.samples)?;
+    if let Some(segments) = &info.segments {
+        segments.check_within(samples)?;
+    }
+    Ok(n)
 }

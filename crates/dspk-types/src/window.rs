@@ -3,7 +3,7 @@
 use std::iter::FusedIterator;
 use std::ops::Range;
 
-use crate::{DspError, DspResult, EdgeMode};
+use crate::{DspError, DspResult, EdgeMode, RecordingInfo, Segments};
 
 /// One window of a [`ChunkSchedule`]: the samples it owns, the padded range it reads, and
 /// where the owned part sits in the padded buffer.
@@ -23,14 +23,17 @@ pub struct HaloWindow {
     pub index: usize,
     /// The samples this window owns, in recording sample indices.
     pub valid_global: Range<u64>,
-    /// The samples read for it: `valid_global` plus the halos, clamped to the recording.
+    /// The samples read for it: `valid_global` plus the halos, clamped to the recording (to
+    /// its segment, for a schedule cut at segments).
     pub read_global: Range<u64>,
     /// Where `valid_global` lies in a buffer holding `read_global` (buffer indices).
     pub valid_local: Range<usize>,
-    /// Samples of the left halo before the start of the recording, made up as `edge` says and
+    /// Samples of the left halo before the start of the recording (or segment), made up as
+    /// `edge` says and
     /// placed before the read in the window's buffer (0 under [`EdgeMode::Clamp`]).
     pub pad_left: usize,
-    /// Samples of the right halo past the end of the recording, made up as `edge` says and
+    /// Samples of the right halo past the end of the recording (or segment), made up as
+    /// `edge` says and
     /// placed after the read in the window's buffer (0 under [`EdgeMode::Clamp`]).
     pub pad_right: usize,
     /// What the halo holds past the ends of the recording.
@@ -94,8 +97,12 @@ struct Plan {
     batch: u64,
     left_halo: u64,
     right_halo: u64,
+    /// The samples reads may reach: the recording, or the segment `target` lies in.
+    bounds: Range<u64>,
     total: u64,
     count: usize,
+    /// The schedule index of this plan's first window.
+    first_index: usize,
     edge: EdgeMode,
 }
 
@@ -131,8 +138,10 @@ impl Plan {
             batch,
             left_halo,
             right_halo,
+            bounds: 0..total,
             total,
             count,
+            first_index: 0,
             edge: EdgeMode::Clamp,
         };
         // Every buffer index must be a usize: check the longest read.
@@ -151,10 +160,25 @@ impl Plan {
         start..end
     }
 
+    /// The same windows kept inside `bounds` (a segment holding `target`), numbered from
+    /// `first_index`.
+    fn within(mut self, bounds: Range<u64>, first_index: usize) -> Self {
+        debug_assert!(bounds.start <= self.target.start && self.target.end <= bounds.end);
+        self.bounds = bounds;
+        self.first_index = first_index;
+        self
+    }
+
     fn read_range(&self, i: usize) -> Range<u64> {
         let owned = self.owned_range(i);
-        let start = owned.start.saturating_sub(self.left_halo);
-        let end = owned.end.saturating_add(self.right_halo).min(self.total);
+        let start = owned
+            .start
+            .saturating_sub(self.left_halo)
+            .max(self.bounds.start);
+        let end = owned
+            .end
+            .saturating_add(self.right_halo)
+            .min(self.bounds.end);
         start..end
     }
 
@@ -172,7 +196,7 @@ impl Plan {
             (0, 0)
         };
         HaloWindow {
-            index: i,
+            index: self.first_index + i,
             valid_global,
             read_global,
             valid_local,
@@ -203,9 +227,17 @@ impl Plan {
         for i in [0, self.count - 1] {
             let w = self.window(i);
             if let Some(problem) = edge.pad_problem(w.read_len(), w.pad_left, w.pad_right) {
+                let place = if self.bounds == (0..self.total) {
+                    format!("a recording of {} samples", self.total)
+                } else {
+                    format!(
+                        "the segment {}..{} of a recording of {} samples",
+                        self.bounds.start, self.bounds.end, self.total
+                    )
+                };
                 return Err(DspError::config(format!(
-                    "window {i} of {} ({}..{} of a recording of {} samples): {problem}",
-                    self.count, w.valid_global.start, w.valid_global.end, self.total
+                    "window {} of {} ({}..{} of {place}): {problem}",
+                    w.index, self.count, w.valid_global.start, w.valid_global.end
                 )));
             }
         }
@@ -241,10 +273,14 @@ impl Plan {
         let ts = self.target.start;
         let b = self.batch;
         // First window whose left margin is the whole halo.
-        let i_left = self.left_halo.saturating_sub(ts).div_ceil(b);
+        let i_left = self
+            .left_halo
+            .saturating_sub(ts - self.bounds.start)
+            .div_ceil(b);
         // Last window whose right margin is the whole halo.
         let i_right = self
-            .total
+            .bounds
+            .end
             .saturating_sub(self.right_halo)
             .saturating_sub(ts)
             .checked_div(b)
@@ -272,6 +308,99 @@ impl Plan {
             })
             .max()
             .unwrap_or(0)
+    }
+}
+
+/// The plans of a schedule: one per segment the target meets (one for an unsegmented
+/// recording), numbered on from each other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Parts {
+    /// The plan over the whole target, as built (its bounds the recording).
+    whole: Plan,
+    /// One plan per segment the target meets; the same as `whole` when there is one.
+    plans: Vec<Plan>,
+}
+
+impl Parts {
+    fn one(plan: Plan) -> Self {
+        Self {
+            whole: plan.clone(),
+            plans: vec![plan],
+        }
+    }
+
+    /// `whole`'s windows cut at the segment boundaries of `segments`.
+    fn segmented(whole: Plan, segments: &Segments) -> DspResult<Self> {
+        if segments.total() != whole.total {
+            return Err(DspError::config(format!(
+                "segments of {} samples for a recording of {} samples",
+                segments.total(),
+                whole.total
+            )));
+        }
+        if segments.len() < 2 {
+            return Ok(Self::one(whole));
+        }
+        let mut plans = Vec::new();
+        let mut first = 0usize;
+        for seg in segments.ranges() {
+            let lo = seg.start.max(whole.target.start);
+            let hi = seg.end.min(whole.target.end);
+            if lo >= hi {
+                continue;
+            }
+            let plan = Plan::new(
+                lo..hi,
+                whole.batch,
+                whole.left_halo,
+                whole.right_halo,
+                whole.total,
+            )?
+            .within(seg, first);
+            first = first.checked_add(plan.count).ok_or_else(|| {
+                DspError::Overflow(format!("count of windows over {} segments", segments.len()))
+            })?;
+            plans.push(plan);
+        }
+        Ok(Self { whole, plans })
+    }
+
+    fn count(&self) -> usize {
+        self.plans.last().map_or(0, |p| p.first_index + p.count)
+    }
+
+    fn window(&self, i: usize) -> HaloWindow {
+        let k = self
+            .plans
+            .partition_point(|p| p.first_index + p.count <= i)
+            .min(self.plans.len() - 1);
+        let plan = &self.plans[k];
+        plan.window(i - plan.first_index)
+    }
+
+    fn with_edge(mut self, edge: EdgeMode) -> DspResult<Self> {
+        self.whole.edge = edge;
+        self.plans = self
+            .plans
+            .into_iter()
+            .map(|p| p.with_edge(edge))
+            .collect::<DspResult<_>>()?;
+        Ok(self)
+    }
+
+    fn max_read_samples(&self) -> u64 {
+        self.plans
+            .iter()
+            .map(Plan::max_read_samples)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn max_buffer_samples(&self) -> Option<u64> {
+        self.plans
+            .iter()
+            .map(Plan::max_buffer_samples)
+            .try_fold(0, |m, n| n.map(|n| m.max(n)))
     }
 }
 
@@ -304,7 +433,7 @@ impl Plan {
 /// [`max_read_samples`]: ChunkSchedule::max_read_samples
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkSchedule {
-    plan: Plan,
+    parts: Parts,
     windows: Vec<HaloWindow>,
     max_read: u64,
 }
@@ -324,21 +453,68 @@ impl ChunkSchedule {
         total: u64,
     ) -> DspResult<Self> {
         let plan = Plan::new(target, batch, left_halo, right_halo, total)?;
+        Self::listed(Parts::one(plan))
+    }
+
+    /// The windows over `target` of a recording with `segments`, cut at every segment
+    /// boundary: each segment's windows start at its first sample (or the target's), and no
+    /// window reads outside its segment — halos end at segment ends, where an
+    /// [`EdgeMode`] that pads makes them up as at the ends of a recording. Checks its input as
+    /// [`ChunkSchedule::new`] does; `segments` must cover the recording.
+    ///
+    /// ```
+    /// use dspk_types::{ChunkSchedule, RationalTime, Segments};
+    /// let segs = Segments::new([(250, 0, RationalTime::ZERO), (150, 900, RationalTime::ZERO)]).unwrap();
+    /// let s = ChunkSchedule::segmented(&segs, 0..400, 100, 10, 10).unwrap();
+    /// let owned: Vec<_> = s.windows().iter().map(|w| w.valid_global.clone()).collect();
+    /// assert_eq!(owned, vec![0..100, 100..200, 200..250, 250..350, 350..400]);
+    /// assert_eq!(s.windows()[2].read_global, 190..250);
+    /// assert_eq!(s.windows()[3].read_global, 250..360);
+    /// ```
+    pub fn segmented(
+        segments: &Segments,
+        target: Range<u64>,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+    ) -> DspResult<Self> {
+        let whole = Plan::new(target, batch, left_halo, right_halo, segments.total())?;
+        Self::listed(Parts::segmented(whole, segments)?)
+    }
+
+    /// The windows over `target` of the recording `info` describes, cut at its segments
+    /// ([`ChunkSchedule::segmented`]).
+    pub fn for_recording(
+        info: &RecordingInfo,
+        target: Range<u64>,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+    ) -> DspResult<Self> {
+        match &info.segments {
+            Some(segs) => Self::segmented(segs, target, batch, left_halo, right_halo),
+            None => Self::new(target, batch, left_halo, right_halo, info.samples),
+        }
+    }
+
+    fn listed(parts: Parts) -> DspResult<Self> {
+        let count = parts.count();
         let mut windows = Vec::new();
-        windows.try_reserve_exact(plan.count).map_err(|_| {
+        windows.try_reserve_exact(count).map_err(|_| {
             DspError::Overflow(format!(
-                "a list of {} windows (use ChunkSchedule::iter to walk them without a list)",
-                plan.count
+                "a list of {count} windows (use ChunkSchedule::iter to walk them without a list)"
             ))
         })?;
-        windows.extend((0..plan.count).map(|i| plan.window(i)));
+        for plan in &parts.plans {
+            windows.extend((0..plan.count).map(|i| plan.window(i)));
+        }
         let max_read = windows
             .iter()
             .map(|w| w.read_len() as u64)
             .max()
             .unwrap_or(0);
         Ok(Self {
-            plan,
+            parts,
             windows,
             max_read,
         })
@@ -352,22 +528,22 @@ impl ChunkSchedule {
     /// the recording, or a batch much shorter than the halo at an end) and with a
     /// [`DspError::Overflow`] when a padded window would not fit in memory indices.
     pub fn with_edge(mut self, edge: EdgeMode) -> DspResult<Self> {
-        self.plan = self.plan.with_edge(edge)?;
+        self.parts = self.parts.with_edge(edge)?;
         for w in &mut self.windows {
-            *w = self.plan.window(w.index);
+            *w = self.parts.window(w.index);
         }
         Ok(self)
     }
 
     /// What the halos hold past the ends of the recording.
     pub fn edge(&self) -> EdgeMode {
-        self.plan.edge
+        self.parts.whole.edge
     }
 
     /// The longest window buffer in samples ([`HaloWindow::padded_len`]; the same as
     /// [`max_read_samples`](Self::max_read_samples) under [`EdgeMode::Clamp`]).
     pub fn max_buffer_samples(&self) -> u64 {
-        self.plan
+        self.parts
             .max_buffer_samples()
             .expect("with_edge checked that the longest padded window fits")
     }
@@ -392,12 +568,19 @@ impl ChunkSchedule {
         total: u64,
     ) -> DspResult<HaloWindows> {
         let plan = Plan::new(target, batch, left_halo, right_halo, total)?;
-        let back = plan.count;
-        Ok(HaloWindows {
-            plan,
-            front: 0,
-            back,
-        })
+        Ok(HaloWindows::over(Parts::one(plan)))
+    }
+
+    /// The same windows as [`ChunkSchedule::segmented`], computed one at a time.
+    pub fn iter_segmented(
+        segments: &Segments,
+        target: Range<u64>,
+        batch: u64,
+        left_halo: u64,
+        right_halo: u64,
+    ) -> DspResult<HaloWindows> {
+        let whole = Plan::new(target, batch, left_halo, right_halo, segments.total())?;
+        Ok(HaloWindows::over(Parts::segmented(whole, segments)?))
     }
 
     /// The windows, in order.
@@ -428,27 +611,27 @@ impl ChunkSchedule {
 
     /// The target range the windows tile.
     pub fn target(&self) -> Range<u64> {
-        self.plan.target.clone()
+        self.parts.whole.target.clone()
     }
 
     /// Samples owned by every window but perhaps the last.
     pub fn batch(&self) -> u64 {
-        self.plan.batch
+        self.parts.whole.batch
     }
 
     /// Samples read before each owned range (fewer at the start of the recording).
     pub fn left_halo(&self) -> u64 {
-        self.plan.left_halo
+        self.parts.whole.left_halo
     }
 
     /// Samples read after each owned range (fewer at the end of the recording).
     pub fn right_halo(&self) -> u64 {
-        self.plan.right_halo
+        self.parts.whole.right_halo
     }
 
     /// Samples in the recording.
     pub fn total(&self) -> u64 {
-        self.plan.total
+        self.parts.whole.total
     }
 }
 
@@ -474,27 +657,36 @@ impl IntoIterator for ChunkSchedule {
 /// jumps in constant time.
 #[derive(Debug, Clone)]
 pub struct HaloWindows {
-    plan: Plan,
+    parts: Parts,
     front: usize,
     back: usize,
 }
 
 impl HaloWindows {
+    fn over(parts: Parts) -> Self {
+        let back = parts.count();
+        Self {
+            parts,
+            front: 0,
+            back,
+        }
+    }
+
     /// The longest read of any window of the whole schedule, in samples.
     pub fn max_read_samples(&self) -> u64 {
-        self.plan.max_read_samples()
+        self.parts.max_read_samples()
     }
 
     /// The same windows padded as `edge` says, checked as [`ChunkSchedule::with_edge`].
     pub fn with_edge(mut self, edge: EdgeMode) -> DspResult<Self> {
-        self.plan = self.plan.with_edge(edge)?;
+        self.parts = self.parts.with_edge(edge)?;
         Ok(self)
     }
 
     /// The longest window buffer of the whole schedule, in samples (see
     /// [`ChunkSchedule::max_buffer_samples`]).
     pub fn max_buffer_samples(&self) -> u64 {
-        self.plan
+        self.parts
             .max_buffer_samples()
             .expect("with_edge checked that the longest padded window fits")
     }
@@ -506,7 +698,7 @@ impl Iterator for HaloWindows {
     fn next(&mut self) -> Option<HaloWindow> {
         (self.front < self.back).then(|| {
             self.front += 1;
-            self.plan.window(self.front - 1)
+            self.parts.window(self.front - 1)
         })
     }
 
@@ -525,7 +717,7 @@ impl DoubleEndedIterator for HaloWindows {
     fn next_back(&mut self) -> Option<HaloWindow> {
         (self.front < self.back).then(|| {
             self.back -= 1;
-            self.plan.window(self.back)
+            self.parts.window(self.back)
         })
     }
 }

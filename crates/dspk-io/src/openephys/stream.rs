@@ -153,6 +153,9 @@ impl OpenEphysLayoutRead {
             format: SampleFormat::I16,
             order: MemoryOrder::TimeMajor,
             start_time,
+            segments: None,
+            nominal_rate: None,
+            measured_rate: measured,
             metadata,
         };
         Ok((

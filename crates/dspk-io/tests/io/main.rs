@@ -5,6 +5,7 @@
 mod binary;
 mod common;
 mod detect;
+mod join;
 mod openephys;
 mod spikeglx;
 mod writer;
