@@ -1,7 +1,7 @@
 //! `dspk convert`: decode on the device to `f32` µV (channel map, channel subset and time range
 //! applied) and write raw binary + JSON sidecar.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use dspk_device::describe;
@@ -29,8 +29,6 @@ pub(crate) struct ConvertOptions {
     pub(crate) channels: Option<ChannelList>,
     /// A channel map applied first.
     pub(crate) map: Option<PathBuf>,
-    /// The rate to read the recording at (`--rate`), instead of its file's.
-    pub(crate) rate: Option<dspk_types::SampleRate>,
     /// The output data file.
     pub(crate) output: PathBuf,
     /// The output layout.
@@ -40,9 +38,8 @@ pub(crate) struct ConvertOptions {
 }
 
 /// Runs `dspk convert`.
-pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResult<String> {
+pub(crate) fn run(ctx: &Ctx, input: Input, opts: &ConvertOptions) -> CliResult<String> {
     let target = ctx.target()?;
-    let input = Input::open(Some(recording), None)?.with_rate(opts.rate);
     check_outputs(&input, opts)?;
     input.report_warnings();
     let mut source: Arc<dyn RecordingSource> = input.source.clone();
@@ -73,7 +70,7 @@ pub(crate) fn run(ctx: &Ctx, recording: &Path, opts: &ConvertOptions) -> CliResu
     let schedule = ChunkSchedule::for_recording(&info, 0..len, window, 0, 0)?;
     let scaling = Scaling::microvolts(&info);
 
-    let out_info = dspk_io::converted_info(&info, &scaling.units, &recording.display().to_string());
+    let out_info = dspk_io::converted_info(&info, &scaling.units, &input.label());
     // A temporary file renamed into place at `finish`: a failure leaves no partial output.
     let mut writer = BinaryWriter::create(&opts.output, &out_info, opts.order)
         .map_err(|e| CliError::from(e).context(format!("-o {}", opts.output.display())))?;

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use dspk_types::{RecordingInfo, STATED_RATE_KEY, SampleRate, rate_difference_ppm};
+use dspk_types::{RateDrift, RecordingInfo, STATED_RATE_KEY, SampleRate, rate_difference_ppm};
 use serde_json::json;
 
 use crate::Ctx;
@@ -36,11 +36,46 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
     let (kind, path) = match &input.origin {
         Origin::Synthetic { .. } => ("built-in synthetic".to_string(), None),
         Origin::File { path, kind } => (kind.clone(), Some(path.display().to_string())),
+        Origin::Joined { paths, kind } => (kind.clone(), Some(paths[0].display().to_string())),
     };
+    let segments = info.segments();
+    let segment_rows: Vec<_> = segments
+        .list()
+        .iter()
+        .map(|g| {
+            let d = info.sample_rate.duration_for_samples(g.samples);
+            json!({
+                "start": g.start,
+                "samples": g.samples,
+                "first_sample": g.first_sample,
+                "start_time": exact_seconds(g.start_time),
+                "start_time_s": g.start_time.as_seconds_f64(),
+                "duration_s": d.map(|d| d.as_seconds_f64()).ok(),
+            })
+        })
+        .collect();
+    let gap_rows: Vec<_> = segments
+        .gaps()
+        .iter()
+        .map(|g| {
+            json!({
+                "after_segment": g.after,
+                "samples": g.samples.to_string(),
+                "seconds": g.seconds(info.sample_rate),
+            })
+        })
+        .collect();
+    let measured = info
+        .measured_rate
+        .map(|m| RateDrift::between(m, info.nominal()));
     if ctx.json {
         let planted = match &input.origin {
             Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
-            Origin::File { .. } => serde_json::Value::Null,
+            Origin::File { .. } | Origin::Joined { .. } => serde_json::Value::Null,
+        };
+        let files = match &input.origin {
+            Origin::Joined { paths, .. } => paths.iter().map(|p| p.display().to_string()).collect(),
+            _ => Vec::new(),
         };
         let value = json!({
             "path": path,
@@ -51,6 +86,13 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
             "sample_rate_hz": info.sample_rate.rate_hz(),
             "stated_sample_rate": stated_rate(info),
             "rate_difference_ppm": stated_rate(info).map(|s| rate_difference_ppm(info.sample_rate, s)),
+            "nominal_sample_rate": info.nominal(),
+            "measured_sample_rate": info.measured_rate,
+            "measured_difference_ppm": measured.map(|d| d.ppm),
+            "measured_ms_per_hour": measured.map(|d| d.ms_per_hour),
+            "segments": segment_rows,
+            "gaps": gap_rows,
+            "files": files,
             "samples": info.samples,
             "duration": exact_seconds(duration),
             "duration_s": duration.as_seconds_f64(),
@@ -81,6 +123,25 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
     );
     line("channels", info.channel_count().to_string());
     line("rate", rate_text(info));
+    if info.nominal_rate.is_some() || stated_rate(info).is_some() {
+        line("nominal", info.nominal().to_string());
+    }
+    if let (Some(m), Some(d)) = (info.measured_rate, measured) {
+        let way = if d.ms_per_hour >= 0.0 {
+            "longer"
+        } else {
+            "shorter"
+        };
+        line(
+            "measured",
+            format!(
+                "{m} ({:+.3} ppm from the nominal rate: an hour of samples lasts {:.1} ms {way} \
+                 at it; --rate measured times the recording by it)",
+                d.ppm,
+                d.ms_per_hour.abs()
+            ),
+        );
+    }
     line("samples", info.samples.to_string());
     line("duration", format!("{duration} ({})", hms(duration)));
     line(
@@ -88,6 +149,47 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
         format!("{:.2} MB stored", stored_bytes as f64 / 1e6),
     );
     line("start time", info.start_time.to_string());
+    if let Origin::Joined { paths, .. } = &input.origin {
+        for (i, p) in paths.iter().enumerate() {
+            line(if i == 0 { "files" } else { "" }, p.display().to_string());
+        }
+    }
+    if segments.len() > 1 {
+        line("segments", segments.len().to_string());
+        let gaps = segments.gaps();
+        for (k, g) in segments.list().iter().enumerate() {
+            let secs = info
+                .sample_rate
+                .duration_for_samples(g.samples)
+                .map_or(0.0, |d| d.as_seconds_f64());
+            line(
+                "",
+                format!(
+                    "{k}: samples {}..{} ({} samples, {secs:.3} s), clock sample {}, starts at {:.6} s",
+                    g.start,
+                    g.start + g.samples,
+                    g.samples,
+                    g.first_sample,
+                    g.start_time.as_seconds_f64()
+                ),
+            );
+            if let Some(gap) = gaps.get(k) {
+                let what = if gap.samples >= 0 {
+                    "gap"
+                } else {
+                    "clock restarts"
+                };
+                line(
+                    "",
+                    format!(
+                        "   {what}: {} samples ({:.6} s)",
+                        gap.samples,
+                        gap.seconds(info.sample_rate)
+                    ),
+                );
+            }
+        }
+    }
     for (i, g) in gain_lines(&groups).into_iter().enumerate() {
         line(if i == 0 { "gains" } else { "" }, g);
     }

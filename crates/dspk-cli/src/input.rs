@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use dspk_types::{
-    RatedRecording, RecordingInfo, RecordingSource, SampleRate, SyntheticConfig, SyntheticRecording,
+    ConcatOptions, GapFill, RatedRecording, RecordingInfo, RecordingSource, SampleRate,
+    SlicedRecording, SyntheticConfig, SyntheticRecording,
 };
 
 use crate::error::{CliError, CliResult};
@@ -29,6 +30,46 @@ pub(crate) enum Origin {
         /// What the reader says the file is (`raw binary + JSON sidecar`, `SpikeGLX`).
         kind: String,
     },
+    /// Several files read end to end (`--concat`).
+    Joined {
+        /// The files, in the order joined.
+        paths: Vec<PathBuf>,
+        /// What the first file is.
+        kind: String,
+    },
+}
+
+/// The rate `--rate` chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RateChoice {
+    /// The format's nominal rate.
+    Nominal,
+    /// The rate the format measured.
+    Measured,
+    /// A rate of the user's.
+    Hz(SampleRate),
+}
+
+impl RateChoice {
+    /// `nominal`, `measured`, or an exact rate (`30000.12`, `750003/25`).
+    pub(crate) fn parse(text: &str) -> CliResult<Self> {
+        match text {
+            "nominal" => Ok(Self::Nominal),
+            "measured" => Ok(Self::Measured),
+            _ => text.parse::<SampleRate>().map(Self::Hz).map_err(|e| {
+                CliError::from(e).context("--rate (a rate in Hz, `nominal` or `measured`)")
+            }),
+        }
+    }
+}
+
+/// How `--concat` joins several files.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct JoinOptions {
+    /// Fill gaps with zeros instead of starting segments (`--zero-fill-gaps`).
+    pub(crate) zero_fill: bool,
+    /// The rate difference accepted, in ppm (`--rate-tolerance`).
+    pub(crate) tolerance_ppm: Option<f64>,
 }
 
 /// An open recording.
@@ -84,13 +125,69 @@ impl Input {
         })
     }
 
-    /// The recording read at `rate` instead of the rate its file states, where one is given
-    /// (`--rate`).
-    pub(crate) fn with_rate(mut self, rate: Option<SampleRate>) -> Self {
-        if let Some(rate) = rate {
+    /// `paths` read end to end as one recording (`--concat`): SpikeGLX trigger files in
+    /// trigger order, placed by their clocks; gaps start segments or are zero-filled.
+    pub(crate) fn open_joined(paths: &[PathBuf], join: JoinOptions) -> CliResult<Self> {
+        if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+            return Err(CliError::new(format!(
+                "{}: no such file",
+                missing.display()
+            )));
+        }
+        let options = ConcatOptions {
+            gaps: if join.zero_fill {
+                GapFill::Zeros
+            } else {
+                GapFill::Segments
+            },
+            rate_tolerance_ppm: join.tolerance_ppm,
+            part_per_segment: false,
+        };
+        let joined = dspk_io::open_joined(paths, options)?;
+        let kind = dspk_io::detect_format(&joined.paths[0])?.label();
+        Ok(Self {
+            origin: Origin::Joined {
+                paths: joined.paths,
+                kind: format!("{kind}, {} files joined", paths.len()),
+            },
+            source: Arc::new(joined.recording),
+            warnings: joined.warnings,
+        })
+    }
+
+    /// The recording read at the rate `--rate` chose instead of the one it is timed at, where
+    /// one is given.
+    pub(crate) fn with_rate(mut self, rate: Option<RateChoice>) -> CliResult<Self> {
+        let info = self.source.info();
+        let rate = match rate {
+            None => return Ok(self),
+            Some(RateChoice::Hz(r)) => r,
+            Some(RateChoice::Nominal) => info.nominal(),
+            Some(RateChoice::Measured) => info.measured_rate.ok_or_else(|| {
+                CliError::new(format!(
+                    "--rate measured: {} states no measured rate (Open Ephys 0.6+ sample \
+                     numbers with timestamps and SpikeGLX imec files do)",
+                    self.label()
+                ))
+            })?,
+        };
+        if rate != info.sample_rate {
             self.source = Arc::new(RatedRecording::new(self.source, rate));
         }
-        self
+        Ok(self)
+    }
+
+    /// Only segment `index` of the recording, where one is given (`--segment`).
+    pub(crate) fn with_segment(mut self, index: Option<usize>) -> CliResult<Self> {
+        if let Some(k) = index {
+            let segs = self.source.info().segments();
+            let range = segs
+                .get(k)
+                .map_err(|e| CliError::from(e).context("--segment"))?
+                .range();
+            self.source = Arc::new(SlicedRecording::new(self.source, range, None)?);
+        }
+        Ok(self)
     }
 
     /// The recording's description.
@@ -113,6 +210,13 @@ impl Input {
         match &self.origin {
             Origin::Synthetic { .. } => Ok(Vec::new()),
             Origin::File { path, .. } => Ok(dspk_io::recording_inputs(path)?),
+            Origin::Joined { paths, .. } => {
+                let mut all = Vec::new();
+                for p in paths {
+                    all.extend(dspk_io::recording_inputs(p)?);
+                }
+                Ok(all)
+            }
         }
     }
 
@@ -121,6 +225,9 @@ impl Input {
         match &self.origin {
             Origin::Synthetic { .. } => "built-in synthetic recording".to_string(),
             Origin::File { path, .. } => path.display().to_string(),
+            Origin::Joined { paths, .. } => {
+                format!("{} + {} more joined", paths[0].display(), paths.len() - 1)
+            }
         }
     }
 }

@@ -19,10 +19,10 @@ use clap::{Args, Parser, Subcommand};
 use cubecl::client::Client;
 use dspk_device::{Catalog, DEVICES_ENV, DeviceChoice, TargetExt, describe};
 use dspk_stream::PassDevice;
-use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV, SampleRate};
+use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV};
 
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, TimeOptions};
+use crate::input::{Input, JoinOptions, RateChoice, TimeOptions};
 use crate::parse::{ChannelList, TimeSpec};
 
 const EXAMPLES: &str = "\
@@ -116,19 +116,59 @@ struct BenchArgs {
 /// A recording, or none for the built-in synthetic one.
 #[derive(Debug, Args)]
 struct RecordingArg {
-    /// The recording: a SpikeGLX .bin (with its .meta) or a raw binary file with a JSON
-    /// sidecar; none: the built-in synthetic recording
+    /// The recording: a SpikeGLX .bin (with its .meta), an Open Ephys folder or a raw binary
+    /// file with a JSON sidecar; several with --concat; none: the built-in synthetic recording
     #[arg(value_name = "REC")]
-    recording: Option<PathBuf>,
+    recordings: Vec<PathBuf>,
 
     /// Length of the built-in synthetic recording when no REC is given [default: 60]
     #[arg(long, value_name = "T")]
     synthetic_duration: Option<String>,
 
-    /// Read the recording at this sample rate instead of the one its file states (a measured
-    /// rate: 29997.17, 750003/25); every time is computed from it
+    /// Read the recording at this sample rate instead of the one it is timed at: a rate (a
+    /// measured one: 29997.17, 750003/25), `nominal` or `measured` (the format's); every time
+    /// is computed from it
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     rate: Option<String>,
+
+    #[command(flatten)]
+    join: JoinArgs,
+}
+
+/// `--concat` and how it joins.
+#[derive(Debug, Args)]
+struct JoinArgs {
+    /// Read the RECs as one recording, end to end by their clocks (SpikeGLX `_tN` files by
+    /// firstSample; one trigger file alone brings its whole run): contiguous files are one
+    /// segment, a gap starts another
+    #[arg(long)]
+    concat: bool,
+
+    /// With --concat: fill the gaps between files with zeros (as CatGT does) instead of
+    /// starting a new segment
+    #[arg(long, requires = "concat")]
+    zero_fill_gaps: bool,
+
+    /// With --concat: accept files whose rates differ by up to PPM parts per million (with a
+    /// warning stating the drift); without it the rates must be equal exactly
+    #[arg(long, value_name = "PPM", requires = "concat")]
+    rate_tolerance: Option<f64>,
+}
+
+impl JoinArgs {
+    fn options(&self) -> CliResult<JoinOptions> {
+        if let Some(t) = self.rate_tolerance
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(CliError::new(format!(
+                "--rate-tolerance {t}: give a number of ppm, 0 or more"
+            )));
+        }
+        Ok(JoinOptions {
+            zero_fill: self.zero_fill_gaps,
+            tolerance_ppm: self.rate_tolerance,
+        })
+    }
 }
 
 #[derive(Debug, Args)]
@@ -165,10 +205,17 @@ struct ScanArgs {
     #[arg(long, value_name = "T")]
     synthetic_duration: Option<String>,
 
-    /// Read the recordings at this sample rate instead of the one their files state; every
-    /// time is computed from it
+    /// Read the recordings at this sample rate instead of the one they are timed at: a rate,
+    /// `nominal` or `measured` (the format's); every time is computed from it
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     rate: Option<String>,
+
+    #[command(flatten)]
+    join: JoinArgs,
+
+    /// Only this segment of the recording (from 0; `dspk info` lists them) [default: all]
+    #[arg(long, value_name = "N")]
+    segment: Option<usize>,
 
     #[command(flatten)]
     time: TimeArgs,
@@ -190,9 +237,17 @@ struct ScanArgs {
 
 #[derive(Debug, Args)]
 struct ConvertArgs {
-    /// The recording to convert
-    #[arg(value_name = "REC")]
-    recording: PathBuf,
+    /// The recording to convert (several with --concat)
+    #[arg(value_name = "REC", required = true)]
+    recordings: Vec<PathBuf>,
+
+    #[command(flatten)]
+    join: JoinArgs,
+
+    /// Write only this segment (from 0; `dspk info` lists them) [default: every segment, kept
+    /// as segments in the output's sidecar]
+    #[arg(long, value_name = "N")]
+    segment: Option<usize>,
 
     /// The output data file; its sidecar is OUT.json
     #[arg(short, long, value_name = "OUT")]
@@ -206,8 +261,8 @@ struct ConvertArgs {
     #[arg(long, value_name = "MAP")]
     map: Option<PathBuf>,
 
-    /// Read the recording at this sample rate instead of the one its file states; times and
-    /// the output's sidecar use it
+    /// Read the recording at this sample rate instead of the one it is timed at (a rate,
+    /// `nominal` or `measured`); times and the output's sidecar use it
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     rate: Option<String>,
 
@@ -325,14 +380,36 @@ impl RecordingArg {
     fn open(&self) -> CliResult<Input> {
         let length = time_arg("--synthetic-duration", self.synthetic_duration.as_ref())?;
         let rate = rate_arg(self.rate.as_ref())?;
-        Ok(Input::open(self.recording.as_deref(), length)?.with_rate(rate))
+        open_one(&self.recordings, length, &self.join)?.with_rate(rate)
     }
 }
 
-/// `--rate`, parsed (exact: `30000.12`, `750003/25`).
-fn rate_arg(text: Option<&String>) -> CliResult<Option<SampleRate>> {
-    text.map(|t| t.parse::<SampleRate>().context("--rate"))
-        .transpose()
+/// The one recording `paths` name: a file, the files joined with `--concat` (one SpikeGLX
+/// trigger file brings its run), or the synthetic recording when there are none.
+fn open_one(paths: &[PathBuf], length: Option<TimeSpec>, join: &JoinArgs) -> CliResult<Input> {
+    let options = join.options()?;
+    match paths {
+        [] if join.concat => Err(CliError::new("--concat needs the recordings to join")),
+        [one] if join.concat => {
+            let run = dspk_io::spikeglx_run_files(one)?;
+            if run.len() < 2 {
+                return Input::open(Some(one), length);
+            }
+            Input::open_joined(&run, options)
+        }
+        [_, _, ..] if join.concat => Input::open_joined(paths, options),
+        [] => Input::open(None, length),
+        [one] => Input::open(Some(one), length),
+        _ => Err(CliError::new(format!(
+            "{} recordings given: give one, or --concat to read them as one",
+            paths.len()
+        ))),
+    }
+}
+
+/// `--rate`, parsed (`nominal`, `measured`, or exact: `30000.12`, `750003/25`).
+fn rate_arg(text: Option<&String>) -> CliResult<Option<RateChoice>> {
+    text.map(|t| RateChoice::parse(t)).transpose()
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
@@ -374,7 +451,12 @@ fn run(cli: Cli) -> CliResult<String> {
                 mask: args.mask,
                 table: args.table,
             };
-            if args.recordings.len() > 1 {
+            if args.recordings.len() > 1 && !args.join.concat {
+                if args.segment.is_some() {
+                    return Err(CliError::new(
+                        "--segment chooses a segment of one recording: give one REC",
+                    ));
+                }
                 if args.synthetic_duration.is_some() {
                     return Err(CliError::new(
                         "--synthetic-duration sets the length of the built-in recording, which \
@@ -385,16 +467,17 @@ fn run(cli: Cli) -> CliResult<String> {
                 let inputs = args
                     .recordings
                     .iter()
-                    .map(|p| Ok(Input::open(Some(p), None)?.with_rate(rate)))
+                    .map(|p| Input::open(Some(p), None)?.with_rate(rate))
                     .collect::<CliResult<Vec<Input>>>()?;
                 return scan::run_each(&ctx, &inputs, &opts);
             }
             let recording = RecordingArg {
-                recording: args.recordings.into_iter().next(),
+                recordings: args.recordings,
                 synthetic_duration: args.synthetic_duration,
                 rate: args.rate,
+                join: args.join,
             };
-            scan::run(&ctx, &recording.open()?, &opts)
+            scan::run(&ctx, &recording.open()?.with_segment(args.segment)?, &opts)
         }
         Command::Convert(args) => {
             let opts = convert::ConvertOptions {
@@ -406,7 +489,6 @@ fn run(cli: Cli) -> CliResult<String> {
                     .transpose()
                     .context("--channels")?,
                 map: args.map,
-                rate: rate_arg(args.rate.as_ref())?,
                 output: args.output,
                 order: if args.order == "channel-major" {
                     MemoryOrder::ChannelMajor
@@ -415,7 +497,10 @@ fn run(cli: Cli) -> CliResult<String> {
                 },
                 window_samples: args.window_samples,
             };
-            convert::run(&ctx, &args.recording, &opts)
+            let input = open_one(&args.recordings, None, &args.join)?
+                .with_rate(rate_arg(args.rate.as_ref())?)?
+                .with_segment(args.segment)?;
+            convert::run(&ctx, input, &opts)
         }
         Command::Bench(args) => bench::run(
             &ctx,
@@ -458,7 +543,14 @@ fn quiet_panics() {
 fn parse_args() -> Cli {
     use clap::error::ErrorKind;
     match Cli::try_parse() {
-        Ok(cli) => cli,
+        Ok(cli) => match one_recording_misuse(&cli) {
+            None => cli,
+            Some(text) => {
+                let line = usage_line(&text, std::env::args().skip(1));
+                eprintln!("error: {}", report::escape_controls(&line, false));
+                dspk_exit::exit_now(2)
+            }
+        },
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {
             let _ = e.print();
             dspk_exit::exit_now(0)
@@ -476,6 +568,22 @@ fn parse_args() -> Cli {
             eprintln!("error: {}", report::escape_controls(&line, false));
             dspk_exit::exit_now(2)
         }
+    }
+}
+
+/// The usage error of a command that reads one recording given several without `--concat`.
+fn one_recording_misuse(cli: &Cli) -> Option<String> {
+    let (paths, join) = match &cli.command {
+        Command::Info(a) => (&a.recording.recordings, &a.recording.join),
+        Command::Convert(a) => (&a.recordings, &a.join),
+        _ => return None,
+    };
+    match paths.as_slice() {
+        [_, extra, ..] if !join.concat => Some(format!(
+            "unexpected argument '{}': give one recording, or --concat to read several as one",
+            extra.display()
+        )),
+        _ => None,
     }
 }
 

@@ -212,7 +212,7 @@ fn json_of(
     let figures = Figures::of(input, result)?;
     let planted = match &input.origin {
         Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
-        Origin::File { .. } => serde_json::Value::Null,
+        Origin::File { .. } | Origin::Joined { .. } => serde_json::Value::Null,
     };
     let info = input.info();
     let (report, class, mask) = (&result.report, &result.classification, &result.mask);

@@ -1,13 +1,13 @@
 //! What a new user sees on a run that works: the readers' warnings on every command, a first
 //! screen that fits, and no `error:` line from the Vulkan layers when `XDG_RUNTIME_DIR` is unset.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::{runtimes, scratch, text};
+use common::{dspk, json, ok, runtimes, scratch, text};
 
 /// `channels` channels of int16, time-major, `samples` long, then `extra` stray bytes.
 fn partial_file(path: &Path, channels: usize, samples: usize, extra: usize) {
@@ -328,4 +328,139 @@ fn a_rate_of_the_users_sets_every_time() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("out.bin.json")).unwrap()).unwrap();
     assert_eq!(sidecar["sample_rate"], "29997.17");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Writes SpikeGLX trigger file `_t<t>` of run `r_g0` in `dir`: 5 channels (AP0…AP3, SY0),
+/// `n` frames of `value(frame, channel)`, from clock sample `first`, at `rate`.
+fn trigger_file(dir: &Path, t: u64, first: u64, n: usize, rate: &str) -> PathBuf {
+    let bytes: Vec<u8> = (0..n * 5)
+        .flat_map(|i| (((i * 7 + t as usize * 13) % 201) as i16 - 100).to_le_bytes())
+        .collect();
+    let bin = dir.join(format!("r_g0_t{t}.imec0.ap.bin"));
+    std::fs::write(&bin, &bytes).unwrap();
+    let meta = format!(
+        "typeThis=imec\nimSampRate={rate}\nnSavedChans=5\nsnsApLfSy=4,0,1\nacqApLfSy=4,4,1\n\
+         snsSaveChanSubset=0:3,8\nimAiRangeMax=0.6\nimAiRangeMin=-0.6\nimDatPrb_type=0\n\
+         firstSample={first}\nfileSizeBytes={}\n\
+         ~imroTbl=(0,4)(0 0 0 500 250 1)(1 0 0 250 125 1)(2 0 0 1000 500 1)(3 0 0 50 2400 1)\n\
+         ~snsChanMap=(4,4,1)(AP0;0:0)(AP1;1:1)(AP2;2:2)(AP3;3:3)(SY0;8:8)\n",
+        bytes.len()
+    );
+    std::fs::write(bin.with_extension("meta"), meta).unwrap();
+    bin
+}
+
+#[test]
+fn a_split_run_is_joined_listed_by_segment_and_converted_whole_or_by_segment() {
+    let dir = scratch("segments");
+    let t0 = trigger_file(&dir, 0, 1_000, 3_000, "30000.5");
+    let t1 = trigger_file(&dir, 1, 4_000, 2_000, "30000.5");
+    // A gap of 6 000 clock samples before t2.
+    let t2 = trigger_file(&dir, 2, 12_000, 1_500, "30000.5");
+    let (s0, s1, s2) = (
+        t0.to_str().unwrap(),
+        t1.to_str().unwrap(),
+        t2.to_str().unwrap(),
+    );
+    // One trigger file with --concat brings the run.
+    let info = json(&["info", "--concat", s1, "--json"]);
+    assert_eq!(info["samples"], 6_500);
+    assert_eq!(info["files"].as_array().unwrap().len(), 3);
+    let segs = info["segments"].as_array().unwrap();
+    let got: Vec<_> = segs
+        .iter()
+        .map(|s| {
+            (
+                s["start"].as_u64(),
+                s["samples"].as_u64(),
+                s["first_sample"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Some(0), Some(5_000), Some(1_000)),
+            (Some(5_000), Some(1_500), Some(12_000))
+        ]
+    );
+    assert_eq!(info["gaps"][0]["samples"], "6000");
+    assert_eq!(info["nominal_sample_rate"], "30000");
+    assert_eq!(info["measured_sample_rate"], "30000.5");
+    let listing = ok(&["info", "--concat", s0, s1, s2]);
+    assert!(listing.contains("gap: 6000 samples"), "{listing}");
+    // Both segments scanned; the scan of each segment adds up.
+    let all = json(&["scan", "--concat", s0, "--json"]);
+    let one = json(&["scan", "--concat", s0, "--segment", "1", "--json"]);
+    assert_eq!(all["end_sample"].as_u64(), Some(6_500));
+    assert_eq!(one["end_sample"].as_u64(), Some(1_500));
+    // convert keeps the segments; --segment 1 writes t2 alone, in µV.
+    ok(&[
+        "convert",
+        "--concat",
+        s0,
+        "-o",
+        dir.join("all.bin").to_str().unwrap(),
+    ]);
+    let copy = json(&["info", dir.join("all.bin").to_str().unwrap(), "--json"]);
+    assert_eq!(copy["segments"], info["segments"]);
+    ok(&[
+        "convert",
+        "--concat",
+        s0,
+        "--segment",
+        "1",
+        "-o",
+        dir.join("one.bin").to_str().unwrap(),
+    ]);
+    let one_info = json(&["info", dir.join("one.bin").to_str().unwrap(), "--json"]);
+    assert_eq!(one_info["samples"], 1_500);
+    assert_eq!(one_info["start_time"], "24000/60001");
+    let values: Vec<f32> = std::fs::read(dir.join("one.bin"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap()))
+        .collect();
+    let stored: Vec<i16> = std::fs::read(&t2)
+        .unwrap()
+        .chunks_exact(2)
+        .map(|b| i16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    // NP1.0 AP0 at gain 500: 0.6 / 512 / 500 × 1e6 = 2.34375 µV per count, exactly.
+    for f in 0..1_500 {
+        assert_eq!(
+            values[f * 5],
+            f32::from(stored[f * 5]) * 2.34375,
+            "frame {f}"
+        );
+    }
+    // A run with its middle file missing is refused, naming it.
+    std::fs::remove_file(&t1).unwrap();
+    let out = dspk(&["info", "--concat", s0, s2]);
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("r_g0_t1.imec0.ap.bin") && err.contains("not _t1"),
+        "{err}"
+    );
+    // Rates 94.2 ppm apart: refused, then accepted with a tolerance and a warning.
+    let rates = scratch("segments-rates");
+    let a = trigger_file(&rates, 0, 0, 3_000, "30000");
+    let b = trigger_file(&rates, 1, 3_000, 3_000, "30002.826");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = dspk(&["info", "--concat", a, b]);
+    let err = text(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("339.1 ms per hour"),
+        "{err}"
+    );
+    let out = dspk(&["info", "--concat", a, b, "--rate-tolerance", "100"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("warning:") && err.contains("339.1 ms per hour"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&rates).unwrap();
 }
