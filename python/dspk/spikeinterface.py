@@ -37,24 +37,35 @@ def _neural_channels(rec: _dspk.Recording) -> list:
 
 
 class DspkRecordingSegment(BaseRecordingSegment):
-    """The one segment of a :class:`DspkRecording`: stored values read by dspk."""
+    """One segment of a :class:`DspkRecording`: stored values read by dspk, from sample
+    ``start`` of the recording on, ``samples`` long, starting at ``t_start`` seconds."""
 
-    def __init__(self, rec: _dspk.Recording, channels: list, sampling_frequency: float):
-        t_start = float(rec.start_time)
+    def __init__(
+        self,
+        rec: _dspk.Recording,
+        channels: list,
+        sampling_frequency: float,
+        start: int = 0,
+        samples: Optional[int] = None,
+        t_start: Optional[float] = None,
+    ):
+        t_start = float(rec.start_time) if t_start is None else t_start
         BaseRecordingSegment.__init__(
             self, sampling_frequency=sampling_frequency, t_start=t_start or None
         )
         self._rec = rec
         self._channels = channels
+        self._start = int(start)
+        self._samples = rec.samples if samples is None else int(samples)
 
     def get_num_samples(self) -> int:
-        return self._rec.samples
+        return self._samples
 
     def get_traces(self, start_frame=None, end_frame=None, channel_indices=None) -> np.ndarray:
-        start, stop = _frames(start_frame, end_frame, self._rec.samples)
+        start, stop = _frames(start_frame, end_frame, self._samples)
         channels = _selected(self._channels, channel_indices)
         # dspk reads channel-major; the transpose is SpikeInterface's (samples, channels).
-        return self._rec.read_stored(channels, start, stop).T
+        return self._rec.read_stored(channels, self._start + start, self._start + stop).T
 
 
 class DspkRecording(BaseRecording):
@@ -82,7 +93,12 @@ class DspkRecording(BaseRecording):
         )
         self._dspk = rec
         self._channels = channels
-        self.add_recording_segment(DspkRecordingSegment(rec, channels, sampling_frequency))
+        # One SpikeInterface segment per dspk segment (an Open Ephys experiment's recordings,
+        # SpikeGLX trigger files with gaps), each at its own start time.
+        for start, samples, _, t_start in rec.segments:
+            self.add_recording_segment(
+                DspkRecordingSegment(rec, channels, sampling_frequency, start, samples, float(t_start))
+            )
         units = rec.units
         if all(units[c] in _MICROVOLTS_PER_UNIT for c in channels):
             factor = np.array([_MICROVOLTS_PER_UNIT[units[c]] for c in channels])
@@ -134,9 +150,11 @@ class DspkRecording(BaseRecording):
                 order=order,
                 return_in_uV=return_in_uV,
             )
-        self._check_segment_index(segment_index)
+        segment_index = self._check_segment_index(segment_index)
+        segment = self._recording_segments[segment_index]
         indices = self.ids_to_indices(channel_ids, prefer_slice=True)
-        start, stop = _frames(start_frame, end_frame, self._dspk.samples)
+        start, stop = _frames(start_frame, end_frame, segment._samples)
+        start, stop = start + segment._start, stop + segment._start
         channels = _selected(self._channels, indices)
         count = len(channels)
         if channels == list(range(count)):

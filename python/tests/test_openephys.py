@@ -9,9 +9,10 @@ it; a stream is named ``Record Node N#<folder_name>`` (the bare folder name with
 nodes), stream ids are the sorted stream names' indices, and the ADC channels of a stream are
 split off into a stream of their own, ``<name>_ADC`` with id ``index + number of streams``.
 dspk keeps a stream's channels together (headstage, then ADC), so its channels are compared with
-Neo's two streams in turn. dspk has no segments yet: each recording folder is its own recording,
-and gaps in the sample numbers are a warning with the samples read as one run (Neo does not check
-gaps at all), so no test here asserts a segment structure."""
+Neo's two streams in turn. A recording folder opens as one recording; the folder of an experiment
+with several recordings opens as one recording of a segment each, as Neo's block of segments.
+Gaps in the sample numbers inside one recording are a warning with the samples read as one run
+(Neo does not check them at all)."""
 
 from __future__ import annotations
 
@@ -156,3 +157,51 @@ def test_a_gap_in_the_sample_numbers_is_a_warning(tmp_path, rng, gui_version):
     (warning,) = ours.warnings
     assert "1 gaps in the sample numbers" in warning and f"({missing} samples missing)" in warning
     assert ours.samples == n
+
+
+def test_an_experiment_of_several_recordings_opens_as_segments_as_neo_reads_a_block(tmp_path, rng):
+    from dspk.spikeinterface import DspkRecording
+
+    root = tmp_path / "2026-02-02_10-00-00"
+    node = "Record Node 102"
+    chans = board(rng, int(rng.integers(3, 9)), 0)
+    written = [
+        write_openephys_recording(root / node / "experiment2" / r, rng, [(PROBE, 30000.0, chans, samples(rng))])[0]
+        for r in ["recording1", "recording2", "recording3"]
+    ]
+    experiment = root / node / "experiment2"
+    ours = dspk.open(experiment)
+    lengths = [s.frames.shape[0] for s in written]
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    assert [(a, n) for a, n, _, _ in ours.segments] == list(zip(starts.tolist(), lengths))
+    assert [f for _, _, f, _ in ours.segments] == [int(s.sample_numbers[0]) for s in written]
+    assert ours.samples == sum(lengths)
+    theirs_rec = se.read_openephys(root, stream_name=f"{node}#{PROBE}", block_index=0)
+    mine = DspkRecording(experiment)
+    assert theirs_rec.get_num_segments() == mine.get_num_segments() == 3
+    for k, s in enumerate(written):
+        ctx = f"segment {k}"
+        assert theirs_rec.get_num_samples(segment_index=k) == mine.get_num_samples(segment_index=k) == lengths[k], ctx
+        want = theirs_rec.get_traces(segment_index=k, return_in_uV=True)
+        np.testing.assert_allclose(mine.get_traces(segment_index=k, return_in_uV=True), want, rtol=1e-6, atol=1e-6, err_msg=ctx)
+        a = int(rng.integers(0, lengths[k] - 1))
+        b = int(rng.integers(a + 1, lengths[k] + 1))
+        np.testing.assert_allclose(
+            mine.get_traces(segment_index=k, start_frame=a, end_frame=b, return_in_uV=True),
+            theirs_rec.get_traces(segment_index=k, start_frame=a, end_frame=b, return_in_uV=True),
+            rtol=1e-6, atol=1e-6, err_msg=ctx,
+        )
+        # The segment's values are the recording folder's own, opened alone.
+        alone = dspk.open(s.dir)
+        np.testing.assert_array_equal(ours.read(start=int(starts[k]), stop=int(starts[k]) + lengths[k]), alone.read())
+    # A read across a segment boundary is refused with the boundary named.
+    with pytest.raises(dspk.InvalidInputError, match="crosses the end of segment 0"):
+        ours.read(start=lengths[0] - 1, stop=lengths[0] + 1)
+    # Windows never cross a boundary: each lies inside one segment, and they tile every segment.
+    owned = np.zeros(ours.samples, dtype=int)
+    for w in ours.windows(batch=700, halo=50):
+        seg = next(k for k, (a, n, _, _) in enumerate(ours.segments) if a <= w.start < a + n)
+        a, n, _, _ = ours.segments[seg]
+        assert a <= w.start and w.start + w.data.shape[1] <= a + n
+        owned[w.owned.start : w.owned.stop] += 1
+    assert (owned == 1).all()

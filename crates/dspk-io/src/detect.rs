@@ -1,5 +1,6 @@
 //! Format detection: which reader a path needs, and opening it.
 
+use crate::JoinedRecording;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -181,6 +182,9 @@ pub enum FileRecording {
     SpikeGlx(SpikeGlxRecording),
     /// One stream of an Open Ephys binary recording.
     OpenEphys(OpenEphysRecording),
+    /// Several recordings read as one: the recordings of an Open Ephys experiment, a segment
+    /// each.
+    Joined(JoinedRecording),
 }
 
 impl FileRecording {
@@ -190,6 +194,7 @@ impl FileRecording {
             FileRecording::Binary(_) => FileFormat::Binary,
             FileRecording::SpikeGlx(_) => FileFormat::SpikeGlx,
             FileRecording::OpenEphys(_) => FileFormat::OpenEphys,
+            FileRecording::Joined(j) => j.format,
         }
     }
 
@@ -200,6 +205,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.warnings(),
             FileRecording::SpikeGlx(r) => r.warnings(),
             FileRecording::OpenEphys(r) => r.warnings(),
+            FileRecording::Joined(j) => &j.warnings,
         }
     }
 
@@ -209,6 +215,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.path(),
             FileRecording::SpikeGlx(r) => r.path(),
             FileRecording::OpenEphys(r) => r.path(),
+            FileRecording::Joined(j) => &j.paths[0],
         }
     }
 
@@ -218,6 +225,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.read_threads(),
             FileRecording::SpikeGlx(r) => r.read_threads(),
             FileRecording::OpenEphys(r) => r.read_threads(),
+            FileRecording::Joined(_) => crate::DEFAULT_MAX_READ_THREADS,
         }
     }
 
@@ -227,6 +235,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.set_read_threads(threads),
             FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
             FileRecording::OpenEphys(r) => r.set_read_threads(threads),
+            FileRecording::Joined(_) => {}
         }
     }
 
@@ -236,6 +245,7 @@ impl FileRecording {
             FileRecording::Binary(r) => Arc::new(r),
             FileRecording::SpikeGlx(r) => Arc::new(r),
             FileRecording::OpenEphys(r) => Arc::new(r),
+            FileRecording::Joined(j) => Arc::new(j.recording),
         }
     }
 
@@ -244,6 +254,8 @@ impl FileRecording {
             FileRecording::Binary(r) => r,
             FileRecording::SpikeGlx(r) => r,
             FileRecording::OpenEphys(r) => r,
+
+            FileRecording::Joined(j) => &j.recording,
         }
     }
 }
@@ -289,12 +301,17 @@ impl RecordingSource for FileRecording {
 /// Open Ephys: `path` chooses the recording and the stream ([`OpenEphysRecording::open`] with
 /// no stream name): a stream's `continuous.dat` or folder opens that stream; a recording folder
 /// or its `structure.oebin` opens its only stream, and is an error listing the stream names
-/// when it has several; a folder above several recordings is an error listing them.
+/// when it has several; a folder holding the recordings of one experiment (of one record node)
+/// opens them as one recording of a segment each; a folder above several experiments or record
+/// nodes is an error listing its recordings.
 pub fn open(path: impl AsRef<Path>) -> DspResult<FileRecording> {
     let path = path.as_ref();
     Ok(match detect_format(path)? {
         FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
         FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
-        FileFormat::OpenEphys => FileRecording::OpenEphys(OpenEphysRecording::open(path, None)?),
+        FileFormat::OpenEphys => match crate::experiment_recordings(path) {
+            Some(dirs) => FileRecording::Joined(crate::join::open_experiment(dirs)?),
+            None => FileRecording::OpenEphys(OpenEphysRecording::open(path, None)?),
+        },
     })
 }

@@ -20,6 +20,13 @@ pub fn recording_files(path: &Path) -> DspResult<Vec<PathBuf>> {
 /// [`recording_files`], each with what it is (`the recording's data file`, `the recording's
 /// .meta`, …), as [`refuse_overwrite`] takes them.
 pub fn recording_inputs(path: &Path) -> DspResult<Vec<(PathBuf, String)>> {
+    if let Some(dirs) = crate::experiment_recordings(path) {
+        let mut all = Vec::new();
+        for d in dirs {
+            all.extend(recording_inputs(&d)?);
+        }
+        return Ok(all);
+    }
     let d = detect(path)?;
     let mut out = vec![
         (d.data_path, "the recording's data file".to_string()),

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use dspk_types::{ConcatOptions, ConcatRecording, DspResult, RecordingSource};
 
-use crate::open;
 use crate::raw::file_error;
+use crate::{FileFormat, OpenEphysRecording, open};
 
 /// The parts of a SpikeGLX file name `<run>_g<G>_t<T><rest>` (`rest`: `.imec0.ap.bin`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +116,8 @@ pub fn spikeglx_run_files(path: &Path) -> DspResult<Vec<PathBuf>> {
 /// A recording made of several files read end to end, and what opening them noticed.
 #[derive(Debug)]
 pub struct JoinedRecording {
+    /// The format of the files.
+    pub format: FileFormat,
     /// The files, in the order joined.
     pub paths: Vec<PathBuf>,
     /// The recording.
@@ -129,16 +131,41 @@ pub struct JoinedRecording {
 /// and what is refused. Errors name the file at fault.
 pub fn open_joined(paths: &[PathBuf], options: ConcatOptions) -> DspResult<JoinedRecording> {
     let paths = order_run_files(paths)?;
+    join_opened(paths, options, |p| open(p))
+}
+
+/// The recordings of one Open Ephys experiment, a segment each (see
+/// [`experiment_recordings`](crate::experiment_recordings)).
+pub(crate) fn open_experiment(dirs: Vec<PathBuf>) -> DspResult<JoinedRecording> {
+    let options = ConcatOptions {
+        part_per_segment: true,
+        ..Default::default()
+    };
+    join_opened(dirs, options, |d| {
+        Ok(crate::FileRecording::OpenEphys(OpenEphysRecording::open(
+            d, None,
+        )?))
+    })
+}
+
+fn join_opened(
+    paths: Vec<PathBuf>,
+    options: ConcatOptions,
+    open_one: impl Fn(&Path) -> DspResult<crate::FileRecording>,
+) -> DspResult<JoinedRecording> {
     let mut parts: Vec<Arc<dyn RecordingSource>> = Vec::new();
     let mut warnings = Vec::new();
+    let mut format = None;
     for p in &paths {
-        let rec = open(p)?;
+        let rec = open_one(p)?;
+        format.get_or_insert(rec.format());
         warnings.extend(rec.warnings().iter().cloned());
         parts.push(rec.into_source());
     }
     let recording = ConcatRecording::new(parts, options)?;
     warnings.extend(recording.warnings().iter().cloned());
     Ok(JoinedRecording {
+        format: format.expect("ConcatRecording refuses an empty list"),
         paths,
         recording,
         warnings,

@@ -19,6 +19,9 @@ use crate::stored;
 use crate::time;
 use crate::windows::WindowIterator;
 
+/// A segment for Python: `(start, samples, first_sample, start_time)`.
+type SegmentTuple<'py> = (u64, u64, u64, Bound<'py, PyAny>);
+
 /// Where a recording came from.
 #[derive(Debug, Clone)]
 pub(crate) enum Origin {
@@ -120,6 +123,46 @@ impl Recording {
     #[getter]
     fn start_time<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         time::seconds(py, self.source.info().start_time)
+    }
+
+    /// The segments, each `(start, samples, first_sample, start_time)`: where it starts in
+    /// the recording's samples, its length, the acquisition clock's number of its first sample
+    /// and its start time in exact seconds. One for a recording without gaps; reads and
+    /// windows never cross from one to the next.
+    #[getter]
+    fn segments<'py>(&self, py: Python<'py>) -> PyResult<Vec<SegmentTuple<'py>>> {
+        self.source
+            .info()
+            .segments()
+            .list()
+            .iter()
+            .map(|g| {
+                Ok((
+                    g.start,
+                    g.samples,
+                    g.first_sample,
+                    time::seconds(py, g.start_time)?,
+                ))
+            })
+            .collect()
+    }
+
+    /// The rate the format states as nominal (`sample_rate` unless that is a measured or
+    /// chosen one), exact.
+    #[getter]
+    fn nominal_rate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        time::rate(py, self.source.info().nominal())
+    }
+
+    /// The rate the clock was measured to run at, where the format tells (Open Ephys 0.6+
+    /// timestamps, SpikeGLX's calibrated `imSampRate`), exact; else `None`.
+    #[getter]
+    fn measured_rate<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.source
+            .info()
+            .measured_rate
+            .map(|r| time::rate(py, r))
+            .transpose()
     }
 
     /// The channels' names.

@@ -80,6 +80,22 @@ impl OpenEphysFolder {
     }
 }
 
+/// The recording folders below `path` when they are two or more recordings of one record node
+/// and one experiment (an `experimentK` folder, or a folder above only one of them), in
+/// recording order: these open as one recording of a segment each, as SpikeInterface reads a
+/// block. `None` for anything else (a recording folder, several experiments or nodes).
+pub fn experiment_recordings(path: &Path) -> Option<Vec<PathBuf>> {
+    if !path.is_dir() || openephys_target(path).is_some() {
+        return None;
+    }
+    let folder = OpenEphysFolder::scan(path).ok()?;
+    let list = folder.recordings();
+    let one_block = list
+        .windows(2)
+        .all(|w| (&w[0].record_node, w[0].experiment) == (&w[1].record_node, w[1].experiment));
+    (list.len() > 1 && one_block).then(|| list.iter().map(|r| r.dir.clone()).collect())
+}
+
 /// Pushes every folder at or below `dir` (to `depth` levels) holding a `structure.oebin`; a
 /// recording folder is not searched further.
 fn find_recordings(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> DspResult<()> {

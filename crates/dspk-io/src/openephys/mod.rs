@@ -25,7 +25,9 @@
 //!
 //! Each recording folder is its own recording and each stream its own source: a folder with
 //! several recordings is listed by [`OpenEphysFolder::scan`] and opened by index or by the
-//! recording folder's path; segments and concatenation are not handled here.
+//! recording folder's path. The recordings of one experiment (of one record node) open as one
+//! recording with a segment each ([`experiment_recordings`], through [`crate::open`]), as
+//! SpikeInterface reads an experiment as a block of segments.
 //!
 //! One concept per file: `oebin.rs` (the `.oebin` JSON and one recording folder's
 //! description), `folder.rs` (finding recordings and resolving a path to one stream),
@@ -37,8 +39,8 @@ mod oebin;
 mod samples;
 mod stream;
 
-pub use folder::OpenEphysFolder;
 pub(crate) use folder::is_openephys;
+pub use folder::{OpenEphysFolder, experiment_recordings};
 pub use oebin::{OpenEphysRecordingEntry, OpenEphysStream};
 pub use samples::OpenEphysLayout;
 pub(crate) use stream::OpenEphysLayoutRead;
