@@ -1,6 +1,7 @@
 //! Edge modes through the device pass: windows whose halos reach past the recording are padded
 //! on the device after decoding; every mode gives the host loader's padded windows bit for bit,
-//! on a synthetic recording and a raw file, every channel and a subset.
+//! on a synthetic recording, a raw file and a recording of two segments (whose ends are padded
+//! as recording ends), every channel and a subset.
 
 use std::sync::Arc;
 
@@ -8,8 +9,9 @@ use dspk_io::{WriteOptions, write_binary};
 use dspk_stream::{DevicePass, Flow};
 use dspk_tests::{TempDir, for_each_runtime, test_rng};
 use dspk_types::{
-    ChunkSchedule, EdgeMode, MemoryOrder, NoProgress, RecordingSource, SampleFormat,
-    SyntheticConfig, SyntheticRecording, WindowLoader,
+    ChunkSchedule, ConcatOptions, ConcatRecording, EdgeMode, MemoryOrder, NoProgress,
+    RecordingSource, SampleFormat, SlicedRecording, SyntheticConfig, SyntheticRecording,
+    WindowLoader,
 };
 use rand::Rng as _;
 
@@ -31,6 +33,20 @@ fn every_edge_mode_pads_on_the_device_as_the_host_loader_does() {
     };
     write_binary(&*synthetic, &path, &options, &NoProgress).expect("write the raw file");
     let raw = dspk_io::open(&path).expect("open").into_source();
+    // Two segments: the file's samples before `cut`, and those from `cut + gap` on (their clock
+    // numbers are their sample indices, so the gap starts a segment).
+    let cut = rng.random_range(4_000..samples - 4_000);
+    let gap = rng.random_range(1..500);
+    let first = SlicedRecording::new(raw.clone(), 0..cut, None).expect("first part");
+    let second = SlicedRecording::new(raw.clone(), cut + gap..samples, None).expect("second part");
+    let segmented: Arc<dyn RecordingSource> = Arc::new(
+        ConcatRecording::new(
+            vec![Arc::new(first), Arc::new(second)],
+            ConcatOptions::default(),
+        )
+        .expect("two segments"),
+    );
+    assert_eq!(segmented.info().segments().len(), 2);
     let batch = rng.random_range(1_000..3_000);
     // The last window reads at least `left + 1` samples, so `right <= left` lets reflect and
     // odd pad it (they need more samples than they pad).
@@ -40,12 +56,14 @@ fn every_edge_mode_pads_on_the_device_as_the_host_loader_does() {
         .map(|_| rng.random_range(0..synthetic.info().channel_count()))
         .collect();
     for_each_runtime(NAME, |target, client| {
-        for source in [&synthetic, &raw] {
+        for source in [&synthetic, &raw, &segmented] {
+            let total = source.info().samples;
             for mode in EdgeMode::ALL {
-                let windows = ChunkSchedule::full_recording(samples, batch, left, right)
-                    .and_then(|s| s.with_edge(mode))
-                    .expect("schedule")
-                    .into_windows();
+                let windows =
+                    ChunkSchedule::for_recording(source.info(), 0..total, batch, left, right)
+                        .and_then(|s| s.with_edge(mode))
+                        .expect("schedule")
+                        .into_windows();
                 for channels in [None, Some(subset.clone())] {
                     let ctx = format!(
                         "{target}, {}, {mode}, seed {seed}, batch {batch}, halos {left}/{right}, \
@@ -83,6 +101,12 @@ fn every_edge_mode_pads_on_the_device_as_the_host_loader_does() {
                     .expect("the device pass");
                     assert_eq!(seen, windows.len(), "{ctx}");
                     if mode.pads() {
+                        // Every segment end is padded in full.
+                        let padded_ends = windows
+                            .iter()
+                            .filter(|w| w.pad_right as u64 == right)
+                            .count();
+                        assert_eq!(padded_ends, source.info().segments().len(), "{ctx}");
                         let last = windows.last().unwrap();
                         assert_eq!(windows[0].pad_left as u64, left, "{ctx}: first window");
                         assert_eq!(last.pad_right as u64, right, "{ctx}: last window");
