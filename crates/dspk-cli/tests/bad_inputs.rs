@@ -210,6 +210,37 @@ const CASES: &[Case] = &[
         1,
         &["--rate", "-30000"],
     ),
+    case(
+        &["info", "raw.bin", "--rate", "measured"],
+        1,
+        &["--rate measured", "raw.bin", "no measured rate"],
+    ),
+    // Segments and joined files.
+    case(
+        &["scan", "raw.bin", "--segment", "1"],
+        1,
+        &["--segment", "no segment 1", "has 1"],
+    ),
+    case(
+        &["info", "raw.bin", "--zero-fill-gaps"],
+        2,
+        &["--concat", "dspk info --help"],
+    ),
+    case(
+        &["info", "--concat", "raw.bin", "nothing.bin"],
+        1,
+        &["nothing.bin", "no such file"],
+    ),
+    case(
+        &["scan", "raw.bin", "raw.bin", "--segment", "0"],
+        1,
+        &["--segment", "one REC"],
+    ),
+    case(
+        &["convert", "raw.bin", "raw.bin", "-o", "o.bin"],
+        2,
+        &["raw.bin", "--concat", "dspk convert --help"],
+    ),
     // Devices and several recordings.
     case(
         &["scan", "raw.bin", "--devices", "first"],
