@@ -215,6 +215,9 @@ class ConvertResult:
     def device(self) -> str: ...
 
 def open(path: _Path) -> Recording: ...
+def concat(
+    paths: Sequence[_Path], *, zero_fill_gaps: bool = False, rate_tolerance_ppm: Optional[float] = None
+) -> Recording: ...
 def synthetic(
     seconds: Union[int, float, Fraction, None] = None,
     *,

@@ -49,6 +49,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<results::ConvertResult>()?;
     m.add_class::<progress::ProgressEvent>()?;
     m.add_function(wrap_pyfunction!(recording::open, m)?)?;
+    m.add_function(wrap_pyfunction!(recording::concat, m)?)?;
     m.add_function(wrap_pyfunction!(recording::synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(pysource::from_python_source, m)?)?;
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;

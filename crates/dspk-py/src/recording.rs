@@ -41,6 +41,13 @@ pub(crate) enum Origin {
     },
     /// A Python object read through its reader (`dspk.from_spikeinterface`).
     Python,
+    /// Several files read as one (`dspk.concat`).
+    Joined {
+        /// The files, in the order joined.
+        paths: Vec<PathBuf>,
+        /// Their format.
+        format: FileFormat,
+    },
 }
 
 /// A recording: a file (SpikeGLX `.bin` + `.meta`, raw binary + JSON sidecar), the built-in
@@ -67,6 +74,13 @@ impl Recording {
     pub(crate) fn input_files(&self) -> PyResult<Vec<(PathBuf, String)>> {
         match &self.origin {
             Origin::File { path, .. } => dspk_io::recording_inputs(path).or_raise(),
+            Origin::Joined { paths, .. } => {
+                let mut all = Vec::new();
+                for p in paths {
+                    all.extend(dspk_io::recording_inputs(p).or_raise()?);
+                }
+                Ok(all)
+            }
             Origin::Synthetic { .. } | Origin::Python => Ok(Vec::new()),
         }
     }
@@ -75,6 +89,9 @@ impl Recording {
     pub(crate) fn label(&self) -> String {
         match &self.origin {
             Origin::File { path, .. } => path.display().to_string(),
+            Origin::Joined { paths, .. } => {
+                format!("{} + {} more joined", paths[0].display(), paths.len() - 1)
+            }
             Origin::Synthetic { .. } => "built-in synthetic recording".to_string(),
             Origin::Python => format!("Python recording {}", self.source.info().name),
         }
@@ -241,6 +258,7 @@ impl Recording {
     fn path(&self) -> Option<PathBuf> {
         match &self.origin {
             Origin::File { path, .. } => Some(path.clone()),
+            Origin::Joined { paths, .. } => paths.first().cloned(),
             _ => None,
         }
     }
@@ -249,7 +267,7 @@ impl Recording {
     #[getter]
     fn format(&self) -> &'static str {
         match &self.origin {
-            Origin::File { format, .. } => format.name(),
+            Origin::File { format, .. } | Origin::Joined { format, .. } => format.name(),
             Origin::Synthetic { .. } => "synthetic",
             Origin::Python => "python",
         }
@@ -411,6 +429,52 @@ pub(crate) fn open(py: Python<'_>, path: PathBuf) -> PyResult<Recording> {
     let format = rec.format();
     let mut r = Recording::new(rec.into_source(), Origin::File { path, format });
     r.warnings = warnings;
+    Ok(r)
+}
+
+/// Several recording files read as one, end to end by their clocks (SpikeGLX `_tN` files of a
+/// run are put in trigger order by `firstSample`; a file missing in the middle is an error naming
+/// it): files that continue each other are one segment, a gap starts another, or is filled with
+/// stored zeros with `zero_fill_gaps=True` (as CatGT does). Rates must be equal exactly, or
+/// differ by at most `rate_tolerance_ppm` (a warning in `warnings` states the drift).
+#[pyfunction]
+#[pyo3(signature = (paths, *, zero_fill_gaps=false, rate_tolerance_ppm=None))]
+pub(crate) fn concat(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    zero_fill_gaps: bool,
+    rate_tolerance_ppm: Option<f64>,
+) -> PyResult<Recording> {
+    if let Some(missing) = paths.iter().find(|p| !p.exists()) {
+        return Err(error(
+            py,
+            Kind::NotFound,
+            format!("{}: no such file", missing.display()),
+        ));
+    }
+    if let Some(t) = rate_tolerance_ppm.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+        return Err(invalid(format!(
+            "rate_tolerance_ppm must be a number of ppm, 0 or more, not {t}"
+        )));
+    }
+    let options = dspk_types::ConcatOptions {
+        gaps: if zero_fill_gaps {
+            dspk_types::GapFill::Zeros
+        } else {
+            dspk_types::GapFill::Segments
+        },
+        rate_tolerance_ppm,
+        part_per_segment: false,
+    };
+    let joined = py
+        .detach(|| dspk_io::open_joined(&paths, options))
+        .or_raise()?;
+    let origin = Origin::Joined {
+        paths: joined.paths,
+        format: joined.format,
+    };
+    let mut r = Recording::new(Arc::new(joined.recording), origin);
+    r.warnings = joined.warnings;
     Ok(r)
 }
 
