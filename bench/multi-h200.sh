@@ -2,7 +2,7 @@
 # Issue 19's figures on the GPU machine, inside .gpu/run.sh (the packed dspk on PATH): the
 # devices dspk lists, `dspk bench` with M2 rows (two devices opened on the one GPU against one,
 # same run), and fresh `dspk scan` processes alternating one device and two devices on the 10-min
-# synthetic default, each pair's statistics compared.
+# synthetic default (DURATION, e.g. 1:00 for G4's 60 s default), each pair's statistics compared.
 #   ../shared/tools/gpu-pack -p dspk-tests --bin dspk
 #   device run, carry [".gpu"]: bash .gpu/run.sh -- bash bench/multi-h200.sh
 set -u
@@ -11,8 +11,8 @@ dspk devices
 dspk bench --seconds "${SECONDS_OF_DATA:-60}" --devices 0,0
 out=${OUT:-/tmp}
 for i in $(seq "$rounds"); do
-  dspk scan --synthetic-duration 10:00 --json > "$out/one.json"
-  dspk scan --synthetic-duration 10:00 --json --devices 0,0 > "$out/two.json"
+  dspk scan --synthetic-duration "${DURATION:-10:00}" --json > "$out/one.json"
+  dspk scan --synthetic-duration "${DURATION:-10:00}" --json --devices 0,0 > "$out/two.json"
   python3 - "$out/one.json" "$out/two.json" <<'PY'
 import json, sys
 one, two = (json.load(open(p)) for p in sys.argv[1:])
