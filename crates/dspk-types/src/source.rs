@@ -82,8 +82,8 @@ pub trait RecordingSource: Send + Sync {
 }
 
 /// Checks a [`RecordingSource::read`]: every channel exists, `samples` is inside the recording,
-/// not reversed and inside one segment, and `out_len` is exactly `channels.len()` × the sample count. Returns the
-/// sample count.
+/// not reversed and inside one segment, and `out_len` is exactly `channels.len()` × the sample
+/// count. Returns the sample count.
 pub fn check_read(
     info: &RecordingInfo,
     channels: &[usize],
