@@ -4,8 +4,8 @@ use std::ops::Range;
 use std::path::Path;
 
 use dspk_types::{
-    DspError, DspResult, MemoryOrder, RecordingInfo, check_read, check_read_stored,
-    check_sample_range,
+    DspError, DspResult, MemoryOrder, RecordingInfo, check_native_range, check_read,
+    check_read_stored,
 };
 
 use crate::decode;
@@ -223,7 +223,7 @@ impl RawData {
         out: &mut [f32],
     ) -> DspResult<MemoryOrder> {
         let c = self.info.channel_count();
-        let n = check_sample_range(&samples, self.info.samples)?;
+        let n = check_native_range(&self.info, &samples)?;
         let expected = n
             .checked_mul(c)
             .ok_or_else(|| DspError::Overflow(format!("read of {c} channels × {n} samples")))?;

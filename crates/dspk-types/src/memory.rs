@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use crate::{
     DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource, SampleFormat, SampleRate,
-    check_read, check_read_stored, check_sample_range,
+    check_native_range, check_read, check_read_stored,
 };
 
 /// A recording held in memory as channel-major `f32` **stored** values.
@@ -191,7 +191,7 @@ pub(crate) fn check_read_native(
     samples: &Range<u64>,
     out_len: usize,
 ) -> DspResult<usize> {
-    let n = check_sample_range(samples, info.samples)?;
+    let n = check_native_range(info, samples)?;
     let count = info.channel_count();
     let expected = n
         .checked_mul(count)

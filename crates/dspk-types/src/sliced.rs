@@ -4,8 +4,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::{
-    DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, RecordingSource, check_read,
-    check_read_stored, check_sample_range, memory::check_read_native,
+    DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, RecordingSource,
+    check_native_range, check_read, check_read_stored, check_sample_range,
+    memory::check_read_native,
 };
 
 /// A lazy view of a sample range and/or a channel subset of any recording.
@@ -180,7 +181,7 @@ impl RecordingSource for SlicedRecording {
     fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
         match &self.channels {
             None => {
-                check_sample_range(&samples, self.info.samples)?;
+                check_native_range(&self.info, &samples)?;
                 self.parent
                     .read_stored_native(self.parent_range(&samples), out)
             }

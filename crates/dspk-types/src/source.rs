@@ -153,6 +153,16 @@ pub fn check_sample_range(samples: &Range<u64>, total: u64) -> DspResult<usize> 
     })
 }
 
+/// Checks a sample range of a whole-recording read (`read_native`, `read_stored_native`): not
+/// reversed, inside the recording and inside one segment. Returns its length.
+pub fn check_native_range(info: &RecordingInfo, samples: &Range<u64>) -> DspResult<usize> {
+    let n = check_sample_range(samples, info.samples)?;
+    if let Some(segments) = &info.segments {
+        segments.check_within(samples)?;
+    }
+    Ok(n)
+}
+
 fn check_range_and_channels(
     info: &RecordingInfo,
     channels: &[usize],
@@ -162,9 +172,5 @@ fn check_range_and_channels(
     if let Some(&bad) = channels.iter().find(|&&c| c >= count) {
         return Err(DspError::InvalidChannel { index: bad, count });
     }
-    let n = check_sample_range(samples, info.samples)?;
-    if let Some(segments) = &info.segments {
-        segments.check_within(samples)?;
-    }
-    Ok(n)
+    check_native_range(info, samples)
 }

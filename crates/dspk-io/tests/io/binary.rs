@@ -433,3 +433,53 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sidecar_segments_are_read_checked_and_never_read_across() {
+    let dir = Scratch::new("segments");
+    let data = dir.path("s.bin");
+    let bytes = random_stored(SampleFormat::I16, 2, 100, 0x5E65);
+    std::fs::write(&data, to_time_major(&bytes, 2, 100, 2)).expect("write");
+    let sidecar = |segments: &str| {
+        format!(
+            r#"{{"sample_rate": 1000, "channel_count": 2, "format": "int16", "order": "time-major", "segments": {segments}}}"#
+        )
+    };
+    write_text(
+        &sidecar_path(&data),
+        &sidecar(
+            r#"[{"samples": 60, "first_sample": 10, "start_time": "1/100"}, {"samples": 40, "first_sample": 500, "start_time": "1/2"}]"#,
+        ),
+    );
+    let rec = BinaryRecording::open(&data).expect("open");
+    let segs = rec.info().segments();
+    let got: Vec<_> = segs
+        .list()
+        .iter()
+        .map(|s| (s.start, s.samples, s.first_sample))
+        .collect();
+    assert_eq!(got, vec![(0, 60, 10), (60, 40, 500)]);
+    assert_eq!(segs.gaps()[0].samples, 430);
+    // Every kind of read stops at the boundary.
+    let mut f = vec![0f32; 2 * 20];
+    let mut b = vec![0u8; 2 * 20 * 2];
+    let crosses = |e: DspError| matches!(e, DspError::CrossesSegment { segment: 0, .. });
+    assert!(crosses(rec.read(&[0, 1], 50..70, &mut f).unwrap_err()));
+    assert!(crosses(
+        rec.read_stored(&[0, 1], 50..70, &mut b).unwrap_err()
+    ));
+    assert!(crosses(rec.read_native(50..70, &mut f).unwrap_err()));
+    assert!(crosses(rec.read_stored_native(50..70, &mut b).unwrap_err()));
+    rec.read_native(60..80, &mut f).expect("inside segment 1");
+    // Segments that do not add up to the file are refused, naming the sidecar.
+    write_text(
+        &sidecar_path(&data),
+        &sidecar(r#"[{"samples": 60}, {"samples": 30}]"#),
+    );
+    let e = open_err(&data);
+    assert!(
+        e.contains("s.bin.json")
+            && e.contains("2 segments hold 90 samples but the data file holds 100"),
+        "{e}"
+    );
+}
