@@ -96,6 +96,24 @@ impl SpikeGlxMeta {
     pub fn entries(&self) -> &BTreeMap<String, String> {
         &self.entries
     }
+
+    /// The description this `.meta` gives of a `.bin` of `bin_len` bytes at `bin`, with the
+    /// checks of [`SpikeGlxRecording::open`], without the file system: `meta_path` names the
+    /// `.meta` in errors. For checking a `.meta` on its own (the fuzz checks use it).
+    pub fn recording_info(
+        &self,
+        bin: &Path,
+        meta_path: &Path,
+        bin_len: u64,
+    ) -> DspResult<RecordingInfo> {
+        SpikeGlxLayout::from_parts(
+            bin.to_path_buf(),
+            meta_path.to_path_buf(),
+            self.clone(),
+            bin_len,
+        )
+        .map(|layout| layout.info)
+    }
 }
 
 /// Which SpikeGLX stream a file holds.
