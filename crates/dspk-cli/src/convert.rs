@@ -15,8 +15,8 @@ use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, TimeOptions};
-use crate::parse::{ChannelList, window_option};
+use crate::input::{Input, TimeOptions, window_option};
+use crate::parse::ChannelList;
 use crate::progress::Progress;
 use crate::report::{exact_seconds, seconds_text};
 

@@ -343,6 +343,14 @@ impl TimeOptions {
     }
 }
 
+/// `--window-samples` checked: at least 1 when given.
+pub(crate) fn window_option(asked: Option<u64>) -> CliResult<Option<u64>> {
+    match asked {
+        Some(0) => Err(CliError::new("--window-samples must be at least 1")),
+        other => Ok(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,9 @@
 //! Parsers of the command line's own syntaxes: times (`12.5`, `1:02:03.5`, `375000smp`) and
 //! channel lists (`0:5,100,384`).
+//!
+//! Self-contained on purpose (nothing from this crate, only dspk-types): the fuzz checks
+//! (`crates/dspk-fuzz-checks`) include this file with `#[path]` to fuzz these parsers as the
+//! program runs them, without making the program a library.
 
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -183,16 +187,6 @@ impl ChannelList {
             }
         }
         Ok(out)
-    }
-}
-
-/// `--window-samples` checked: at least 1 when given.
-pub(crate) fn window_option(asked: Option<u64>) -> crate::error::CliResult<Option<u64>> {
-    match asked {
-        Some(0) => Err(crate::error::CliError::new(
-            "--window-samples must be at least 1",
-        )),
-        other => Ok(other),
     }
 }
 

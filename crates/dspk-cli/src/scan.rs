@@ -13,8 +13,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, Origin, TimeOptions};
-use crate::parse::window_option;
+use crate::input::{Input, Origin, TimeOptions, window_option};
 use crate::progress::{Progress, Summed};
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
 use crate::{Ctx, write_atomically};

@@ -96,6 +96,24 @@ impl SpikeGlxMeta {
     pub fn entries(&self) -> &BTreeMap<String, String> {
         &self.entries
     }
+
+    /// The description this `.meta` gives of a `.bin` of `bin_len` bytes at `bin`, with the
+    /// checks of [`SpikeGlxRecording::open`], without the file system: `meta_path` names the
+    /// `.meta` in errors. For checking a `.meta` on its own (the fuzz checks use it).
+    pub fn recording_info(
+        &self,
+        bin: &Path,
+        meta_path: &Path,
+        bin_len: u64,
+    ) -> DspResult<RecordingInfo> {
+        SpikeGlxLayout::from_parts(
+            bin.to_path_buf(),
+            meta_path.to_path_buf(),
+            self.clone(),
+            bin_len,
+        )
+        .map(|layout| layout.info)
+    }
 }
 
 /// Which SpikeGLX stream a file holds.
@@ -529,9 +547,21 @@ fn uv_channel(
             format!("channel {name} has gain {gain}: a gain must be above 0"),
         ));
     }
+    // Each factor may be finite and above 0 and the f32 µV per count still 0 or infinite
+    // (`niMAGain=1e60`, `imAiRangeMax=inf`): such a channel would read as all zeros or inf.
+    let uv_per_count = (range_max / max_int / gain * MICROVOLTS_PER_VOLT) as f32;
+    if !(uv_per_count.is_finite() && uv_per_count > 0.0) {
+        return Err(file_error(
+            p.path,
+            format!(
+                "channel {name}: range {range_max} / max int {max_int} / gain {gain} is \
+                 {uv_per_count} µV per count, not a finite scale above 0"
+            ),
+        ));
+    }
     Ok(ChannelInfo {
         name,
-        gain: (range_max / max_int / gain * MICROVOLTS_PER_VOLT) as f32,
+        gain: uv_per_count,
         offset: 0.0,
         unit: SignalUnit::Microvolt,
     })
@@ -833,6 +863,40 @@ mod tests {
             None,
             "longer than MAX_CHANNELS"
         );
+    }
+
+    /// Found by the `spikeglx_meta` fuzz target: a gain of 2.2e55 is finite and above 0, but
+    /// the f32 µV per count it gives is 0.
+    #[test]
+    fn scales_that_are_not_finite_f32_above_0_are_refused() {
+        let nidq = "typeThis=nidq\nniSampRate=25000\nniAiRangeMax=5\nniMaxInt=32768\n\
+                    niMNGain=200\nniMAGain=2\nsnsMnMaXaDw=2,1,2,1\nnSavedChans=6\n";
+        let info = |text: &str| {
+            SpikeGlxMeta::parse(text, Path::new("t.nidq.meta"))
+                .expect("key=value text")
+                .recording_info(Path::new("t.nidq.bin"), Path::new("t.nidq.meta"), 1200)
+        };
+        assert_eq!(info(nidq).expect("valid meta").channels.len(), 6);
+        for (from, to) in [
+            ("niMAGain=2", "niMAGain=2.2e55"),
+            ("niAiRangeMax=5", "niAiRangeMax=inf"),
+            ("niAiRangeMax=5", "niAiRangeMax=1e300"),
+            ("niMaxInt=32768", "niMaxInt=inf"),
+        ] {
+            let e = info(&nidq.replace(from, to)).expect_err(to);
+            assert!(
+                matches!(e, DspError::Io { .. })
+                    && e.to_string().contains("not a finite scale above 0"),
+                "{to}: {e}"
+            );
+        }
+        let imec = "typeThis=imec\nimSampRate=30000\nnSavedChans=1\nacqApLfSy=1,0,0\n\
+                    imAiRangeMax=inf\nimChan0apGain=80\nimDatPrb_type=21\n";
+        let e = SpikeGlxMeta::parse(imec, Path::new("t.ap.meta"))
+            .expect("key=value text")
+            .recording_info(Path::new("t.ap.bin"), Path::new("t.ap.meta"), 200)
+            .expect_err("infinite range");
+        assert!(e.to_string().contains("AP0"), "{e}");
     }
 
     #[test]

@@ -88,7 +88,15 @@ impl OpenEphysRecordingEntry {
                 DspError::io(&oebin_path, "cannot read the structure.oebin", &e)
             }
         })?;
-        let mut de = serde_json::Deserializer::from_str(&text);
+        Self::parse(&text, dir)
+    }
+
+    /// Parses the text of the `structure.oebin` of the recording folder `dir`, with the checks
+    /// of [`OpenEphysRecordingEntry::read`] (the file system is not touched: `dir` places the
+    /// streams and names the file in errors).
+    pub fn parse(text: &str, dir: &Path) -> DspResult<Self> {
+        let oebin_path = dir.join(OEBIN_FILE);
+        let mut de = serde_json::Deserializer::from_str(text);
         let oebin: Oebin = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             file_error(
                 &oebin_path,
