@@ -74,18 +74,20 @@ impl OpenEphysLayoutRead {
         };
         let mut channels = Vec::with_capacity(c.channels.len());
         for (k, ch) in c.channels.iter().enumerate() {
-            if !(ch.bit_volts.is_finite() && ch.bit_volts > 0.0) {
+            // The gain is kept as f32: a value finite and above 0 as f64 may be neither as f32.
+            let gain = ch.bit_volts as f32;
+            if !(gain.is_finite() && gain > 0.0) {
                 return Err(file_error(
                     oebin,
                     format!(
-                        "continuous[{si}].channels[{k}] ({}): bit_volts {} is not above 0",
+                        "continuous[{si}].channels[{k}] ({}): bit_volts {:?} is not a finite number above 0 as a 32-bit float",
                         ch.channel_name, ch.bit_volts
                     ),
                 ));
             }
             channels.push(ChannelInfo {
                 name: ch.channel_name.clone(),
-                gain: ch.bit_volts as f32,
+                gain,
                 offset: 0.0,
                 unit: channel_unit(ch),
             });

@@ -650,7 +650,25 @@ fn bad_inputs_are_clear_errors_naming_the_file() {
             "bit-volts-zero",
             oebin(|v| v["continuous"][0]["channels"][0]["bit_volts"] = json!(0.0)),
             "structure.oebin",
-            "bit_volts 0 is not above 0",
+            "bit_volts 0.0 is not a finite number above 0",
+        ),
+        (
+            "bit-volts-below-f32",
+            oebin(|v| v["continuous"][0]["channels"][0]["bit_volts"] = json!(1e-50)),
+            "structure.oebin",
+            "e-5",
+        ),
+        (
+            "bit-volts-below-f32-text",
+            oebin(|v| v["continuous"][0]["channels"][0]["bit_volts"] = json!(1e-50)),
+            "structure.oebin",
+            "is not a finite number above 0 as a 32-bit float",
+        ),
+        (
+            "bit-volts-past-f32",
+            oebin(|v| v["continuous"][0]["channels"][0]["bit_volts"] = json!(1e300)),
+            "structure.oebin",
+            "bit_volts 1e300 is not a finite number above 0 as a 32-bit float",
         ),
         (
             "folder-escape",
