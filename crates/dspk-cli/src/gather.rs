@@ -143,8 +143,8 @@ fn table(plan: &Plan, standings: &[(&Job, Standing)], gathered: &Path) -> String
         .max(9);
     let _ = writeln!(
         out,
-        "{:>4}  {:<width$}  {:>21}  {:<16}  {:<16}  {:>8}  {}",
-        "job", "recording", "samples", "dead", "noisy", "wall s", "device"
+        "{:>4}  {:<width$}  {:>21}  {:<16}  {:<16}  {:>8}  device",
+        "job", "recording", "samples", "dead", "noisy", "wall s"
     );
     for (job, s) in standings {
         let samples = format!("{}..{}", job.start_sample, job.end_sample);

@@ -306,7 +306,7 @@ pub(crate) fn segments(total: u64, length: Option<u64>) -> CliResult<Vec<std::op
         return Err(CliError::new("the recording has no samples"));
     }
     let length = match length {
-        None => return Ok(vec![0..total]),
+        None => return Ok(std::iter::once(0..total).collect()),
         Some(0) => {
             return Err(CliError::new(
                 "--segment is shorter than one sample: a segment would be empty",
