@@ -10,6 +10,8 @@ The Python face of the dspk Rust crates (the same code as the ``dspk`` program):
   iterates over halo windows read on a background thread.
 - :func:`scan` (per-channel statistics, dead and noisy channels, the mask) and :func:`convert`
   run dspk's device pass; :func:`devices` lists the compute devices.
+- :mod:`dspk.distributed`: :func:`~dspk.distributed.scan` and
+  :func:`~dspk.distributed.convert` over many recordings on a ``dask.distributed`` cluster.
 - :mod:`dspk.spikeinterface`: :class:`~dspk.spikeinterface.DspkRecording`, a SpikeInterface
   recording read by dspk, and :func:`from_spikeinterface`, any SpikeInterface recording as a
   dspk recording.
@@ -97,6 +99,7 @@ def scan(
     progress: Progress = None,
     window_samples: Optional[int] = None,
     decode: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> ScanResult:
     """Scans samples ``start:end`` of ``recording`` on a compute device, as ``dspk scan`` does.
 
@@ -115,6 +118,8 @@ def scan(
             nothing. An exception it raises is raised after the pass.
         window_samples: samples per window (default: one second, within one device buffer).
         decode: ``"staging"`` (default where possible) or ``"copy"``, for measurements.
+        device: the device, as :func:`devices` numbers it (``dspk devices``, ``--devices``);
+            default: the runtime's default device.
     """
     callback, bar = _progress_callback(progress, "scan")
     try:
@@ -126,6 +131,7 @@ def scan(
             progress=callback,
             window_samples=window_samples,
             decode=decode,
+            device=device,
         )
     finally:
         if bar is not None:
@@ -145,6 +151,7 @@ def convert(
     progress: Progress = None,
     window_samples: Optional[int] = None,
     decode: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> ConvertResult:
     """Converts ``recording`` to a raw binary ``float32`` µV file with a JSON sidecar
     (``<out>.json``), decoded on the device, as ``dspk convert`` does.
@@ -153,7 +160,7 @@ def convert(
     mapped channels, in the order wanted) and samples ``start:end``. An output that would
     overwrite one of the recording's files or the map, a directory, or a file in a directory
     that does not exist is refused before anything is read; a conversion that fails leaves no
-    partial output and the previous output as it was.
+    partial output and the previous output as it was. ``device``: as for :func:`scan`.
     """
     callback, bar = _progress_callback(progress, "convert")
     try:
@@ -169,6 +176,7 @@ def convert(
             progress=callback,
             window_samples=window_samples,
             decode=decode,
+            device=device,
         )
     finally:
         if bar is not None:

@@ -238,6 +238,7 @@ def scan(
     progress: Optional[Callable[[ProgressEvent], object]] = None,
     window_samples: Optional[int] = None,
     decode: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> ScanResult: ...
 def convert(
     recording: Recording,
@@ -252,6 +253,7 @@ def convert(
     progress: Optional[Callable[[ProgressEvent], object]] = None,
     window_samples: Optional[int] = None,
     decode: Optional[str] = None,
+    device: Optional[int] = None,
 ) -> ConvertResult: ...
 def _from_python_source(
     reader: Callable[[int, int, list[int]], np.ndarray],

@@ -11,8 +11,18 @@ use crate::cmd::{Cmd, Workspace};
 /// A venv with maturin (and pip's cache warm for the test venv); `.ci/run` creates it.
 const TOOLS_VAR: &str = "DSPK_PY_TOOLS";
 
-/// What the test venv installs besides the wheel (the references the tests compare with).
-const TEST_PACKAGES: [&str; 4] = ["pytest", "spikeinterface", "neo", "tqdm"];
+/// What the test venv installs besides the wheel: the references the tests compare with, and
+/// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
+/// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`).
+const TEST_PACKAGES: [&str; 7] = [
+    "pytest",
+    "spikeinterface",
+    "neo",
+    "tqdm",
+    "dask",
+    "distributed",
+    "dask-jobqueue",
+];
 
 /// The venv of Python tools: `$DSPK_PY_TOOLS`, else `<target>/py-tools`.
 fn tools_venv(ws: &Workspace) -> PathBuf {

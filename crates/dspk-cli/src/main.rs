@@ -4,11 +4,14 @@ mod bench;
 mod convert;
 mod devices;
 mod error;
+mod gather;
 mod info;
 mod input;
 mod parse;
+mod plan;
 mod progress;
 mod report;
+mod run;
 mod scan;
 
 use std::io::Write as _;
@@ -34,6 +37,8 @@ Examples:
   dspk convert data.ap.bin -o out.bin --channels 0:95,120 --start 10 --end 375000smp
   dspk --runtime cuda devices            the devices of one runtime
   dspk scan a.ap.bin b.ap.bin --devices all   two recordings, one per GPU at a time
+  dspk plan *.ap.bin --segment 10:00 --out jobs && sbatch jobs/array.sbatch
+  dspk gather jobs                       the results of a Slurm job array, and what failed
 
 Times (--start, --end, --duration, --synthetic-duration):
   12.5 or 12.5s or 1/3     exact seconds
@@ -95,6 +100,84 @@ enum Command {
 written to the temporary directory for the run and removed after."
     )]
     Bench(BenchArgs),
+    /// Write a cluster run's job list (one job per recording and segment) and its Slurm
+    /// job array script
+    Plan(PlanArgs),
+    /// Run one job of a plan (a Slurm array task: --job defaults to $SLURM_ARRAY_TASK_ID)
+    Run(RunArgs),
+    /// Merge a plan's results; list the jobs that failed or never ran
+    Gather(GatherArgs),
+}
+
+#[derive(Debug, Args)]
+struct PlanArgs {
+    /// The recordings (each a SpikeGLX .bin, Open Ephys folder or raw binary + sidecar)
+    #[arg(value_name = "REC")]
+    recordings: Vec<PathBuf>,
+
+    /// The plan's folder: plan.json, array.sbatch, results/ (outputs/ for convert)
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+
+    /// The folder the plan's paths are relative to [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    base: Option<PathBuf>,
+
+    /// Cut each recording into segments of this length, one job each (a time) [default:
+    /// one job per recording]
+    #[arg(long, value_name = "T")]
+    segment: Option<String>,
+
+    /// Plan the built-in synthetic recording too, this long
+    #[arg(long, value_name = "T")]
+    synthetic_duration: Option<String>,
+
+    /// The jobs convert (into DIR/outputs/job-N.bin) instead of scanning
+    #[arg(long)]
+    convert: bool,
+
+    /// Convert jobs: the channels to keep, e.g. 0:5,100
+    #[arg(long, value_name = "LIST", requires = "convert")]
+    channels: Option<String>,
+
+    /// Convert jobs: the layout of the output files
+    #[arg(long, value_name = "ORDER", requires = "convert",
+          value_parser = ["channel-major", "time-major"])]
+    order: Option<String>,
+
+    /// Read the recordings at this sample rate instead of the one their files state
+    #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
+    rate: Option<String>,
+
+    /// Samples per window sent to the device
+    #[arg(long, value_name = "N")]
+    window_samples: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The plan's folder
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+
+    /// The job to run [default: $SLURM_ARRAY_TASK_ID]
+    #[arg(long, value_name = "N")]
+    job: Option<usize>,
+
+    /// Where the recordings are on this machine, instead of the plan's base
+    #[arg(long, value_name = "DIR")]
+    base: Option<PathBuf>,
+
+    /// Run the job even if its result is there
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Debug, Args)]
+struct GatherArgs {
+    /// The plan's folder
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -502,6 +585,37 @@ fn run(cli: Cli) -> CliResult<String> {
                 .with_segment(args.segment)?;
             convert::run(&ctx, input, &opts)
         }
+        Command::Plan(args) => plan::run(
+            &ctx,
+            &plan::PlanOptions {
+                recordings: args.recordings,
+                out: args.out,
+                base: args.base,
+                segment: time_arg("--segment", args.segment.as_ref())?,
+                synthetic: time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?,
+                command: if args.convert {
+                    plan::JobCommand::Convert
+                } else {
+                    plan::JobCommand::Scan
+                },
+                options: plan::JobOptions {
+                    window_samples: args.window_samples,
+                    rate: args.rate,
+                    channels: args.channels,
+                    order: args.order,
+                },
+            },
+        ),
+        Command::Run(args) => run::run(
+            &ctx,
+            &run::RunOptions {
+                dir: args.dir,
+                job: args.job,
+                base: args.base,
+                force: args.force,
+            },
+        ),
+        Command::Gather(args) => gather::run(&ctx, &args.dir),
         Command::Bench(args) => bench::run(
             &ctx,
             &bench::BenchOptions {
@@ -560,7 +674,8 @@ fn parse_args() -> Cli {
                 e.kind(),
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand
             ) {
-                "a command is needed: devices, info, scan, convert or bench".to_string()
+                "a command is needed: devices, info, scan, convert, bench, plan, run or gather"
+                    .to_string()
             } else {
                 e.to_string()
             };
@@ -590,7 +705,9 @@ fn one_recording_misuse(cli: &Cli) -> Option<String> {
 /// The one line of a usage error: clap's first line without its `error: `, and the `--help`
 /// of the command given (or of `dspk`).
 fn usage_line(clap_text: &str, args: impl Iterator<Item = String>) -> String {
-    const COMMANDS: [&str; 5] = ["devices", "info", "scan", "convert", "bench"];
+    const COMMANDS: [&str; 8] = [
+        "devices", "info", "scan", "convert", "bench", "plan", "run", "gather",
+    ];
     let mut lines = clap_text
         .lines()
         .map(str::trim)

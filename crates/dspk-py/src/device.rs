@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use dspk_device::{Catalog, TargetExt as _, describe};
+use dspk_device::{Catalog, DeviceChoice, TargetExt as _, describe};
 use dspk_io::BinaryWriter;
 use dspk_stream::{DecodeRoute, DevicePass, Flow, ScanOptions};
 use dspk_types::{
@@ -33,6 +33,18 @@ fn target_of(name: Option<&str>) -> PyResult<ComputeTarget> {
             })
         }),
         None => ComputeTarget::from_env().or_raise(),
+    }
+}
+
+/// The client of device `index` (as `dspk devices` numbers it) of `target`, else `target`'s
+/// default device.
+fn client_of(target: ComputeTarget, index: Option<usize>) -> DspResult<cubecl::client::Client> {
+    match index {
+        None => Ok(target.client()?),
+        Some(i) => {
+            let mut chosen = Catalog::list().open(&DeviceChoice::Listed(vec![i]), Some(target))?;
+            Ok(chosen.remove(0).client)
+        }
     }
 }
 
@@ -65,7 +77,7 @@ pub(crate) fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 /// Scans samples `start..end` (default: all) of `recording` on the device: per-channel
 /// statistics, dead and noisy channels, the mask, throughput (the program's `dspk scan`).
 #[pyfunction]
-#[pyo3(signature = (recording, *, runtime=None, start=None, end=None, progress=None, window_samples=None, decode=None))]
+#[pyo3(signature = (recording, *, runtime=None, start=None, end=None, progress=None, window_samples=None, decode=None, device=None))]
 #[expect(
     clippy::too_many_arguments,
     reason = "keyword arguments of one Python function"
@@ -79,6 +91,7 @@ pub(crate) fn scan(
     progress: Option<Py<PyAny>>,
     window_samples: Option<&Bound<'_, PyAny>>,
     decode: Option<&str>,
+    device: Option<usize>,
 ) -> PyResult<ScanResult> {
     let target = target_of(runtime)?;
     let route = route_of(decode)?;
@@ -89,7 +102,7 @@ pub(crate) fn scan(
     let source = recording.source.clone();
     let rate = info.sample_rate;
     let outcome = py.detach(|| -> DspResult<_> {
-        let client = target.client()?;
+        let client = client_of(target, device)?;
         let device = describe(&client).adapter_name;
         let options = ScanOptions {
             range: Some(range),
@@ -112,7 +125,7 @@ pub(crate) fn scan(
 /// then `channels` (indices into the mapped channels, in the order wanted) and samples
 /// `start..end`, written in `order` (`"time-major"` or `"channel-major"`).
 #[pyfunction]
-#[pyo3(signature = (recording, out, *, channel_map=None, channels=None, start=None, end=None, order="time-major", runtime=None, progress=None, window_samples=None, decode=None))]
+#[pyo3(signature = (recording, out, *, channel_map=None, channels=None, start=None, end=None, order="time-major", runtime=None, progress=None, window_samples=None, decode=None, device=None))]
 #[expect(
     clippy::too_many_arguments,
     reason = "keyword arguments of one Python function"
@@ -130,6 +143,7 @@ pub(crate) fn convert(
     progress: Option<Py<PyAny>>,
     window_samples: Option<&Bound<'_, PyAny>>,
     decode: Option<&str>,
+    device: Option<usize>,
 ) -> PyResult<ConvertResult> {
     let order = order_from(order)?;
     let target = target_of(runtime)?;
@@ -165,7 +179,7 @@ pub(crate) fn convert(
     let sink = PySink::new(progress.filter(|p| !p.is_none(py)));
     let from = recording.label();
     let outcome = py.detach(|| -> DspResult<_> {
-        let client = target.client()?;
+        let client = client_of(target, device)?;
         let device = describe(&client).adapter_name;
         let info = source.info().clone();
         let window = dspk_stream::window_samples(&client, &info, asked)?.min(info.samples);

@@ -1,0 +1,215 @@
+"""Many recordings on a ``dask.distributed`` cluster: :func:`scan` and :func:`convert` over a
+list of recording paths, one task per recording, results gathered as they finish.
+
+- A task carries a recording's *path* and the pass's parameters, never its data: each worker
+  opens the file itself (the workers must see the files: a shared file system, or the same
+  mount on every node).
+- One device per worker process: start workers with ``threads_per_worker=1`` (one task at a
+  time each); ``devices=[0, 1]`` gives worker ``k`` (LocalCluster names its workers 0, 1…)
+  device ``devices[k % len(devices)]`` as :func:`dspk.devices` numbers them; without it each
+  worker uses its runtime's default device (with dask-jobqueue's ``SLURMCluster``, each worker
+  is a Slurm job of its own, and a GPU allocated with ``--gres=gpu:1`` under Slurm's device
+  cgroup is the only GPU it sees).
+- A recording that fails (a corrupt file, a missing one) is an :class:`Outcome` with its error,
+  and the others complete; a worker that dies takes its task with it and Dask runs that task
+  again on another worker (up to ``distributed.scheduler.allowed-failures`` times), so every
+  recording gives exactly one :class:`Outcome`.
+
+Needs ``dask`` and ``distributed`` (``pip install dask distributed``); ``dspk`` itself does
+not import them.
+
+Example::
+
+    from dask.distributed import Client, LocalCluster
+    import dspk.distributed
+
+    with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as client:
+        for outcome in dspk.distributed.scan(client, ["a.ap.bin", "b.ap.bin"]):
+            print(outcome.recording, outcome.result["dead"] if outcome.ok else outcome.error)
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+__all__ = ["Outcome", "convert", "scan", "scan_task", "convert_task"]
+
+_Path = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One recording's result, or its error."""
+
+    recording: str
+    """The path as given."""
+    index: int
+    """Its position in the list given."""
+    result: Optional[dict] = None
+    """What the pass computed (see :func:`scan_task`, :func:`convert_task`); ``None`` on
+    failure."""
+    error: Optional[str] = None
+    """Why it failed (the :class:`dspk.DspkError`'s message); ``None`` on success."""
+    error_type: Optional[str] = None
+    """The exception's class name (``RecordingFileError``, ``KilledWorker``…)."""
+    worker: Optional[str] = None
+    """``host:pid`` of the worker process that ran it."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _worker_device(devices: Optional[Sequence[int]]) -> Optional[int]:
+    """The device this worker process uses: ``devices[k % len(devices)]`` for worker ``k``,
+    else the runtime's default (``None``)."""
+    if not devices:
+        return None
+    from distributed import get_worker
+
+    name = get_worker().name
+    if isinstance(name, int):
+        k = name
+    else:
+        digits = str(name).rsplit("-", 1)[-1]
+        k = int(digits) if digits.isdigit() else 0
+    return list(devices)[k % len(devices)]
+
+
+def _where() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None) -> dict:
+    """What one task runs on a worker: opens ``path`` there and scans it (``dspk.scan``,
+    ``options`` its keywords); returns a dict that pickles cheaply: the statistics as NumPy
+    arrays (``min``, ``max``, ``mean``, ``rms``, ``std``), ``dead``, ``noisy``, ``mask``,
+    ``median_std``, ``noisy_threshold``, the range, windows and the device; or ``error`` and
+    ``error_type`` for a :class:`dspk.DspkError`."""
+    import dspk
+
+    try:
+        device = _worker_device(devices)
+        r = dspk.scan(dspk.open(path), progress=False, device=device, **options)
+    except dspk.DspkError as e:
+        return {"error": str(e), "error_type": type(e).__name__, "worker": _where()}
+    result = {
+        "min": r.min, "max": r.max, "mean": r.mean, "rms": r.rms, "std": r.std,
+        "flags": r.flags, "dead": r.dead, "noisy": r.noisy, "mask": r.mask,
+        "median_std": r.median_std, "noisy_threshold": r.noisy_threshold, "units": r.units,
+        "start": r.start, "end": r.end, "window_samples": r.window_samples, "windows": r.windows,
+        "stored_bytes": r.stored_bytes, "wall_s": r.wall_s, "throughput_mb_s": r.throughput_mb_s,
+        "runtime": r.runtime, "device": r.device,
+    }
+    return {"result": result, "worker": _where()}
+
+
+def convert_task(path: str, out: str, options: dict, devices: Optional[Sequence[int]] = None) -> dict:
+    """What one convert task runs on a worker: ``dspk.convert(dspk.open(path), out,
+    **options)``; the output is written where the worker sees ``out`` (atomically: a failed or
+    killed task leaves no partial file)."""
+    import dspk
+
+    try:
+        device = _worker_device(devices)
+        r = dspk.convert(dspk.open(path), out, progress=False, device=device, **options)
+    except dspk.DspkError as e:
+        return {"error": str(e), "error_type": type(e).__name__, "worker": _where()}
+    result = {
+        "path": str(r.path), "sidecar": str(r.sidecar), "channel_count": r.channel_count,
+        "samples": r.samples, "order": r.order, "written_bytes": r.written_bytes,
+        "stored_bytes": r.stored_bytes, "wall_s": r.wall_s, "runtime": r.runtime,
+        "device": r.device,
+    }
+    return {"result": result, "worker": _where()}
+
+
+def _run(
+    client,
+    recordings: Sequence[_Path],
+    submit: Callable[[int, str], Any],
+    on_result: Optional[Callable[[Outcome], object]],
+) -> list[Outcome]:
+    """Submits one task per recording, gathers them as they finish (``on_result`` sees each
+    then), and returns one :class:`Outcome` per recording in the order given."""
+    from distributed import as_completed
+
+    paths = [os.fspath(p) for p in recordings]
+    futures = {submit(i, p): i for i, p in enumerate(paths)}
+    outcomes: dict[int, Outcome] = {}
+    for future in as_completed(list(futures)):
+        i = futures[future]
+        try:
+            value = future.result()
+        except Exception as e:  # noqa: BLE001  (a task that died: KilledWorker, or a bug)
+            value = {"error": str(e) or type(e).__name__, "error_type": type(e).__name__}
+        outcome = Outcome(
+            recording=paths[i], index=i, result=value.get("result"), error=value.get("error"),
+            error_type=value.get("error_type"), worker=value.get("worker"),
+        )
+        if i in outcomes:
+            raise RuntimeError(f"dspk.distributed: {paths[i]} came back twice")
+        outcomes[i] = outcome
+        if on_result is not None:
+            on_result(outcome)
+    return [outcomes[i] for i in range(len(paths))]
+
+
+def scan(
+    client,
+    recordings: Iterable[_Path],
+    *,
+    devices: Optional[Sequence[int]] = None,
+    on_result: Optional[Callable[[Outcome], object]] = None,
+    retries: int = 0,
+    **options,
+) -> list[Outcome]:
+    """Scans every recording on ``client``'s workers, one task each, as :func:`dspk.scan` does
+    (``options``: its keywords: ``runtime``, ``start``, ``end``, ``window_samples``,
+    ``decode``). ``on_result`` is called with each :class:`Outcome` as it finishes; the list
+    returned has one per recording, in the order given. ``retries``: how often a task that
+    raised something other than a :class:`dspk.DspkError` runs again (a dead worker's tasks
+    are run again by Dask whatever this is)."""
+    paths = list(recordings)
+    token = uuid.uuid4().hex[:8]
+
+    def submit(i: int, path: str):
+        return client.submit(
+            scan_task, path, options, devices, key=f"dspk-scan-{token}-{i}", pure=False,
+            retries=retries,
+        )
+
+    return _run(client, paths, submit, on_result)
+
+
+def convert(
+    client,
+    recordings: Iterable[_Path],
+    outputs: Iterable[_Path],
+    *,
+    devices: Optional[Sequence[int]] = None,
+    on_result: Optional[Callable[[Outcome], object]] = None,
+    retries: int = 0,
+    **options,
+) -> list[Outcome]:
+    """Converts every recording to its output (the lists pair up) on ``client``'s workers, as
+    :func:`dspk.convert` does (``options``: its keywords); see :func:`scan`."""
+    paths = list(recordings)
+    outs = [os.fspath(o) for o in outputs]
+    if len(outs) != len(paths):
+        from . import InvalidInputError
+
+        raise InvalidInputError(f"{len(paths)} recordings but {len(outs)} outputs: give one output each")
+    token = uuid.uuid4().hex[:8]
+
+    def submit(i: int, path: str):
+        return client.submit(
+            convert_task, path, outs[i], options, devices, key=f"dspk-convert-{token}-{i}",
+            pure=False, retries=retries,
+        )
+
+    return _run(client, paths, submit, on_result)

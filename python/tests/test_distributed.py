@@ -1,0 +1,129 @@
+"""`dspk.distributed` on a real ``dask.distributed`` ``LocalCluster`` of two worker processes:
+seven recordings (one of them corrupt), one worker process killed while it runs a task; every
+recording comes back exactly once, each result identical to the same scan run here, the
+corrupt one reported by name."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import dspk
+from engines import missing_engine
+from recordings import write_binary, write_spikeglx
+
+STATS = ("min", "max", "mean", "rms", "std")
+
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A LocalCluster of two worker processes, one thread each (one device per process)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as e:
+        missing_engine(f"dask.distributed is not installed ({e}): pip install dask distributed")
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def recordings(folder, rng):
+    paths = []
+    for i in range(3):
+        paths.append(write_spikeglx(folder / f"np{i}", rng, samples=int(rng.integers(40_000, 50_000))).bin)
+    for i in range(3):
+        paths.append(write_binary(folder / f"raw{i}.bin", rng, channels=int(rng.integers(32, 96)),
+                                  samples=int(rng.integers(60_000, 90_000))).path)
+    corrupt = folder / "corrupt.bin"
+    write_binary(corrupt, rng, channels=4, samples=1000)
+    sidecar = corrupt.with_name("corrupt.bin.json")
+    sidecar.write_text(sidecar.read_text()[:30])  # a truncated sidecar
+    paths.insert(4, corrupt)
+    return paths, corrupt
+
+
+def test_scan_survives_a_killed_worker_and_reports_the_corrupt_file(dask_cluster, tmp_path, rng):
+    client = dask_cluster
+    import dspk.distributed
+
+    paths, corrupt = recordings(tmp_path, rng)
+    pids = client.run(os.getpid)  # {worker address: pid}
+    killed = {}
+    arrived = []
+    lock = threading.Lock()
+
+    def on_result(outcome):
+        arrived.append(outcome.index)
+        with lock:
+            if killed:
+                return
+            # Kill a worker process while it runs a task of ours.
+            for address, keys in client.processing().items():
+                ours = [k for k in keys if str(k).startswith("dspk-scan-")]
+                if ours and address in pids:
+                    os.kill(pids[address], signal.SIGKILL)
+                    killed.update(address=address, pid=pids[address], keys=ours)
+                    return
+
+    outcomes = dspk.distributed.scan(client, paths, on_result=on_result)
+
+    assert killed, "no worker was running a task when the first result came"
+    assert len(outcomes) == len(paths) == 7
+    assert [o.index for o in outcomes] == list(range(7))
+    assert sorted(arrived) == list(range(7))  # each once, as it finished
+    assert [o.recording for o in outcomes] == [str(p) for p in paths]
+    # The task the killed worker held ran again on a live worker.
+    for key in killed["keys"]:
+        i = int(str(key).rsplit("-", 1)[1])
+        assert outcomes[i].worker is not None and not outcomes[i].worker.endswith(f":{killed['pid']}"), outcomes[i]
+    # The corrupt one by name; the rest complete and identical to a scan here.
+    bad = [o for o in outcomes if not o.ok]
+    assert [o.recording for o in bad] == [str(corrupt)]
+    assert "corrupt.bin" in bad[0].error and bad[0].error_type, bad[0]
+    for o in outcomes:
+        if not o.ok:
+            continue
+        here = dspk.scan(dspk.open(o.recording), progress=False)
+        for k in STATS:
+            assert np.array_equal(o.result[k], getattr(here, k)), (o.recording, k)
+        assert o.result["dead"] == here.dead and o.result["noisy"] == here.noisy
+        assert np.array_equal(o.result["mask"], here.mask)
+        assert (o.result["start"], o.result["end"], o.result["windows"]) == (here.start, here.end, here.windows)
+
+
+def test_convert_writes_each_output_once(dask_cluster, tmp_path, rng):
+    import dspk.distributed
+
+    sources = [write_binary(tmp_path / f"r{i}.bin", rng, channels=5, samples=3000) for i in range(2)]
+    outs = [tmp_path / f"out{i}.bin" for i in range(2)]
+    outcomes = dspk.distributed.convert(dask_cluster, [s.path for s in sources], outs)
+    assert all(o.ok for o in outcomes), outcomes
+    for s, out in zip(sources, outs):
+        back = dspk.open(out).read()
+        assert np.array_equal(back, dspk.open(s.path).read())
+    with pytest.raises(dspk.InvalidInputError, match="2 recordings but 1 outputs"):
+        dspk.distributed.convert(dask_cluster, [s.path for s in sources], outs[:1])
+
+
+def test_devices_give_each_worker_its_device(dask_cluster, tmp_path, rng):
+    import dspk.distributed
+
+    listed = [d for r in dspk.devices() if r["usable"] for d in r["devices"]]
+    index = listed[0]["index"]
+    paths = [write_binary(tmp_path / f"d{i}.bin", rng, channels=6, samples=4000).path for i in range(2)]
+    outcomes = dspk.distributed.scan(dask_cluster, paths, devices=[index])
+    for o in outcomes:
+        assert o.ok, o
+        here = dspk.scan(dspk.open(o.recording), progress=False, device=index)
+        assert np.array_equal(o.result["std"], here.std)
+        assert o.result["device"] == listed[0]["adapter_name"] == here.device
+    with pytest.raises(dspk.DspkError, match="device 999 does not exist"):
+        dspk.scan(dspk.open(paths[0]), progress=False, device=999)
