@@ -9,8 +9,8 @@ use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::Input;
-use crate::parse::{ChannelList, TimeSpec, window_option};
+use crate::input::{Input, RateChoice, window_option};
+use crate::parse::{ChannelList, TimeSpec};
 
 /// The `format` of a plan file; a plan of another format is refused by name.
 pub(crate) const PLAN_FORMAT: &str = "dspk-plan/1";
@@ -202,7 +202,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         .options
         .rate
         .as_ref()
-        .map(|t| t.parse::<dspk_types::SampleRate>().context("--rate"))
+        .map(|t| RateChoice::parse(t))
         .transpose()?;
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
@@ -217,7 +217,19 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             .map(|t| t.to_sample_index(info.sample_rate))
             .transpose()
             .context("--segment")?;
-        let ranges = segments(info.samples, segment).map_err(|e| e.context(input.label()))?;
+        // Every segment of the recording its own job or jobs: a job never spans a gap.
+        let mut ranges = Vec::new();
+        for seg in info.segments().ranges().filter(|r| !r.is_empty()) {
+            for r in segments(seg.end - seg.start, segment).map_err(|e| e.context(input.label()))? {
+                ranges.push(seg.start + r.start..seg.start + r.end);
+            }
+        }
+        if ranges.is_empty() {
+            return Err(CliError::new(format!(
+                "{}: the recording has no samples",
+                input.label()
+            )));
+        }
         let count = ranges.len();
         for (i, r) in ranges.into_iter().enumerate() {
             jobs.push(Job {
@@ -234,7 +246,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         Ok::<(), CliError>(())
     };
     for path in &opts.recordings {
-        let input = Input::open(Some(path), None)?.with_rate(rate);
+        let input = Input::open(Some(path), None)?.with_rate(rate)?;
         let rel = relative_to(&base, &absolute(&cwd, path)).map_err(|e| {
             e.context(format!(
                 "{} is not inside --base {}",
@@ -245,7 +257,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         add(Some(rel), None, &input)?;
     }
     if let Some(length) = opts.synthetic {
-        let input = Input::synthetic(Some(length))?.with_rate(rate);
+        let input = Input::synthetic(Some(length))?.with_rate(rate)?;
         let samples = input.info().samples;
         add(None, Some(samples), &input)?;
     }

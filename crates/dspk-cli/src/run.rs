@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, TimeOptions};
+use crate::input::{Input, RateChoice, TimeOptions};
 use crate::parse::{ChannelList, TimeSpec};
 use crate::plan::{JobCommand, JobOptions, OUTPUTS_DIR, Plan, RESULTS_DIR};
 use crate::{Ctx, convert, scan};
@@ -419,10 +419,7 @@ fn run_job(
         .options
         .rate
         .as_ref()
-        .map(|t| {
-            t.parse::<dspk_types::SampleRate>()
-                .context("the plan's rate")
-        })
+        .map(|t| RateChoice::parse(t).context("the plan's rate"))
         .transpose()?;
     let time = TimeOptions {
         start: Some(TimeSpec::Samples(job.start_sample)),
@@ -440,7 +437,7 @@ fn run_job(
                     Input::synthetic(Some(TimeSpec::Samples(samples)))?
                 }
             }
-            .with_rate(rate);
+            .with_rate(rate)?;
             provenance.open_s = clock.elapsed().as_secs_f64();
             let opts = scan::ScanOptions {
                 time,
@@ -471,7 +468,6 @@ fn run_job(
                     .transpose()
                     .context("the plan's channels")?,
                 map: None,
-                rate,
                 output: outputs.join(&name),
                 order: match plan.options.order.as_deref() {
                     Some("channel-major") => dspk_types::MemoryOrder::ChannelMajor,
@@ -480,7 +476,8 @@ fn run_job(
                 window_samples: plan.options.window_samples,
             };
             provenance.open_s = clock.elapsed().as_secs_f64();
-            let text = convert::run(&job_ctx, p, &opts)?;
+            let input = Input::open(Some(p), None)?.with_rate(rate)?;
+            let text = convert::run(&job_ctx, input, &opts)?;
             provenance.outputs = vec![
                 format!("{OUTPUTS_DIR}/{name}"),
                 format!("{OUTPUTS_DIR}/{name}.json"),
