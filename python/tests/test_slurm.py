@@ -64,7 +64,7 @@ def test_job_array_with_a_cancelled_and_requeued_task(slurm, dspk_program, tmp_p
     plan_dir = tmp_path / "jobs"
     planned = subprocess.run(
         [dspk_program, "plan", str(sglx.bin), str(raw.path), "--synthetic-duration", "4",
-         "--segment", "2", "--base", str(data), "--out", str(plan_dir), "--json"],
+         "--chunk", "2", "--base", str(data), "--out", str(plan_dir), "--json"],
         capture_output=True, text=True, check=True,
     )
     assert json.loads(planned.stdout)["jobs"] == 7

@@ -37,7 +37,7 @@ Examples:
   dspk convert data.ap.bin -o out.bin --channels 0:95,120 --start 10 --end 375000smp
   dspk --runtime cuda devices            the devices of one runtime
   dspk scan a.ap.bin b.ap.bin --devices all   two recordings, one per GPU at a time
-  dspk plan *.ap.bin --segment 10:00 --out jobs && sbatch jobs/array.sbatch
+  dspk plan *.ap.bin --chunk 10:00 --out jobs && sbatch jobs/array.sbatch
   dspk gather jobs                       the results of a Slurm job array, and what failed
 
 Times (--start, --end, --duration, --synthetic-duration):
@@ -100,7 +100,7 @@ enum Command {
 written to the temporary directory for the run and removed after."
     )]
     Bench(BenchArgs),
-    /// Write a cluster run's job list (one job per recording and segment) and its Slurm
+    /// Write a cluster run's job list (one job per recording segment, or per chunk) and its Slurm
     /// job array script
     Plan(PlanArgs),
     /// Run one job of a plan (a Slurm array task: --job defaults to $SLURM_ARRAY_TASK_ID)
@@ -123,10 +123,10 @@ struct PlanArgs {
     #[arg(long, value_name = "DIR")]
     base: Option<PathBuf>,
 
-    /// Cut each recording into segments of this length, one job each (a time) [default:
-    /// one job per recording]
+    /// Cut each segment of each recording into chunks of this length, one job each (a time)
+    /// [default: one job per segment]
     #[arg(long, value_name = "T")]
-    segment: Option<String>,
+    chunk: Option<String>,
 
     /// Plan the built-in synthetic recording too, this long
     #[arg(long, value_name = "T")]
@@ -591,7 +591,7 @@ fn run(cli: Cli) -> CliResult<String> {
                 recordings: args.recordings,
                 out: args.out,
                 base: args.base,
-                segment: time_arg("--segment", args.segment.as_ref())?,
+                chunk: time_arg("--chunk", args.chunk.as_ref())?,
                 synthetic: time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?,
                 command: if args.convert {
                     plan::JobCommand::Convert

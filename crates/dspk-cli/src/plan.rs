@@ -175,8 +175,8 @@ pub(crate) struct PlanOptions {
     pub(crate) out: PathBuf,
     /// The folder paths are relative to (default: the current directory).
     pub(crate) base: Option<PathBuf>,
-    /// The length of each segment (default: the whole recording).
-    pub(crate) segment: Option<TimeSpec>,
+    /// The length of each chunk (default: a whole segment of the recording).
+    pub(crate) chunk: Option<TimeSpec>,
     /// The built-in synthetic recording of this length is planned too.
     pub(crate) synthetic: Option<TimeSpec>,
     /// What the jobs run.
@@ -213,10 +213,10 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
     let mut add = |recording: Option<String>, synthetic: Option<u64>, input: &Input| {
         let info = input.info();
         let segment = opts
-            .segment
+            .chunk
             .map(|t| t.to_sample_index(info.sample_rate))
             .transpose()
-            .context("--segment")?;
+            .context("--chunk")?;
         // Every segment of the recording its own job or jobs: a job never spans a gap.
         let mut ranges = Vec::new();
         for seg in info.segments().ranges().filter(|r| !r.is_empty()) {
@@ -321,7 +321,7 @@ pub(crate) fn segments(total: u64, length: Option<u64>) -> CliResult<Vec<std::op
         None => return Ok(std::iter::once(0..total).collect()),
         Some(0) => {
             return Err(CliError::new(
-                "--segment is shorter than one sample: a segment would be empty",
+                "--chunk is shorter than one sample: a job would be empty",
             ));
         }
         Some(n) => n,
