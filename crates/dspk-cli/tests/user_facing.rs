@@ -292,6 +292,8 @@ fn a_rate_of_the_users_sets_every_time() {
     .unwrap();
     assert_eq!(info["sample_rate"], "30000.12");
     assert_eq!(info["stated_sample_rate"], "30000");
+    // The nominal rate stays the file's.
+    assert_eq!(info["nominal_sample_rate"], "30000");
     assert!((info["rate_difference_ppm"].as_f64().unwrap() - 4.0).abs() < 1e-9);
     // 60 000 samples at 24 000 Hz last 2.5 s; --duration 1 is 24 000 of them.
     assert_eq!(info["samples"], 60_000);

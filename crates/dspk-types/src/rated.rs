@@ -48,7 +48,10 @@ impl RatedRecording {
         let stated = info.sample_rate;
         info.metadata
             .insert(STATED_RATE_KEY.to_string(), exact_text(stated));
+        // The nominal rate stays the source's: its own `nominal_rate`, else its rate.
+        let nominal = info.nominal();
         info.sample_rate = rate;
+        info.nominal_rate = (nominal != rate).then_some(nominal);
         Self {
             parent,
             stated,
@@ -149,6 +152,7 @@ mod tests {
             (400_100, 2_999_717)
         );
         assert_eq!(rated.info().metadata[STATED_RATE_KEY], "30000");
+        assert_eq!(rated.info().nominal(), parent.info().sample_rate);
         assert_eq!(rated.info().samples, parent.info().samples);
         // 94.3 ppm slow: 339.6 ms per hour.
         let ppm = rated.difference_ppm();
