@@ -227,9 +227,8 @@ fn stated_rate(info: &RecordingInfo) -> Option<SampleRate> {
 fn rate_text(info: &RecordingInfo) -> String {
     match stated_rate(info) {
         Some(stated) => {
-            let ppm = rate_difference_ppm(info.sample_rate, stated);
-            // stated / chosen − 1 of 3 600 000 ms, from the exact ppm: 1/(1 + p) − 1.
-            let ms = (1.0 / (1.0 + ppm * 1e-6) - 1.0) * 3.6e6;
+            let drift = RateDrift::between(info.sample_rate, stated);
+            let (ppm, ms) = (drift.ppm, drift.ms_per_hour);
             let way = if ms >= 0.0 { "longer" } else { "shorter" };
             format!(
                 "{} (--rate; the file states {stated}: {ppm:+.3} ppm, an hour of its samples \

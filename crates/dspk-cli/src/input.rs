@@ -144,7 +144,7 @@ impl Input {
             part_per_segment: false,
         };
         let joined = dspk_io::open_joined(paths, options)?;
-        let kind = dspk_io::detect_format(&joined.paths[0])?.label();
+        let kind = joined.format.label();
         Ok(Self {
             origin: Origin::Joined {
                 paths: joined.paths,
@@ -210,13 +210,7 @@ impl Input {
         match &self.origin {
             Origin::Synthetic { .. } => Ok(Vec::new()),
             Origin::File { path, .. } => Ok(dspk_io::recording_inputs(path)?),
-            Origin::Joined { paths, .. } => {
-                let mut all = Vec::new();
-                for p in paths {
-                    all.extend(dspk_io::recording_inputs(p)?);
-                }
-                Ok(all)
-            }
+            Origin::Joined { paths, .. } => Ok(dspk_io::recordings_inputs(paths)?),
         }
     }
 

@@ -21,11 +21,7 @@ pub fn recording_files(path: &Path) -> DspResult<Vec<PathBuf>> {
 /// .meta`, …), as [`refuse_overwrite`] takes them.
 pub fn recording_inputs(path: &Path) -> DspResult<Vec<(PathBuf, String)>> {
     if let Some(dirs) = crate::experiment_recordings(path) {
-        let mut all = Vec::new();
-        for d in dirs {
-            all.extend(recording_inputs(&d)?);
-        }
-        return Ok(all);
+        return recordings_inputs(&dirs);
     }
     let d = detect(path)?;
     let mut out = vec![
@@ -39,6 +35,15 @@ pub fn recording_inputs(path: &Path) -> DspResult<Vec<(PathBuf, String)>> {
         )
     }));
     Ok(out)
+}
+
+/// [`recording_inputs`] of each of `paths` (the files of a joined recording), in order.
+pub fn recordings_inputs(paths: &[PathBuf]) -> DspResult<Vec<(PathBuf, String)>> {
+    let mut all = Vec::new();
+    for p in paths {
+        all.extend(recording_inputs(p)?);
+    }
+    Ok(all)
 }
 
 /// Whether `a` and `b` are the same file: the same path after resolving symbolic links and

@@ -74,13 +74,7 @@ impl Recording {
     pub(crate) fn input_files(&self) -> PyResult<Vec<(PathBuf, String)>> {
         match &self.origin {
             Origin::File { path, .. } => dspk_io::recording_inputs(path).or_raise(),
-            Origin::Joined { paths, .. } => {
-                let mut all = Vec::new();
-                for p in paths {
-                    all.extend(dspk_io::recording_inputs(p).or_raise()?);
-                }
-                Ok(all)
-            }
+            Origin::Joined { paths, .. } => dspk_io::recordings_inputs(paths).or_raise(),
             Origin::Synthetic { .. } | Origin::Python => Ok(Vec::new()),
         }
     }
