@@ -19,6 +19,7 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     let mut begin = |what: &str| {
         step += 1;
         eprintln!("\n==> ci [{step}/{steps}] {what}");
+        eprintln!("{}", crate::disk::report(ws));
     };
 
     begin("formatting");
@@ -41,6 +42,15 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
         .args(["doc", "--workspace", "--no-deps"])
         .env("RUSTDOCFLAGS", rustdocflags_denying_warnings())
         .run()?;
+
+    // CI machines' disks are small and shared: what the lints and docs compiled is not read
+    // again (every later build is a release build), so CI frees it for the release builds.
+    if in_ci() {
+        eprintln!(
+            "{}",
+            crate::disk::freed_line(crate::disk::drop_lint_build(ws))
+        );
+    }
 
     begin("licenses, bans, sources");
     if Cmd::cargo(ws)
@@ -82,6 +92,7 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     begin("the Python package (wheel, fresh venv, pytest)");
     crate::python::test_package(ws, in_ci(), test_runtimes.as_deref())?;
 
+    eprintln!("{}", crate::disk::report(ws));
     eprintln!("\nci: all {steps} steps passed");
     Ok(())
 }

@@ -6,6 +6,7 @@
 mod backends;
 mod ci;
 mod cmd;
+mod disk;
 mod python;
 
 use std::fmt;
