@@ -1,11 +1,11 @@
 //! The multi-device pass with two devices opened on one adapter (lavapipe here, one GPU on a
 //! GPU machine): a scan over two devices is the scan over one bit for bit; every window is
-//! decoded once, equal to the host's read; a device that fails mid-pass stops the pass with an
-//! error naming it, without hanging or holding staging; several recordings over two devices
-//! give each recording's one-device result.
+//! decoded once, equal to the host's read; a device that fails mid-pass or in its setup stops
+//! the pass with an error naming it, without hanging or holding staging; several recordings
+//! over two devices give each recording's one-device result.
 
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use cubecl::client::Client;
@@ -143,7 +143,33 @@ struct Checker<'a> {
     device: usize,
     /// Fail at this many windows (an injected device failure).
     fail_at: Option<usize>,
+    /// Device 0 holds its first window until device 1 has one (so that device 1 gets windows
+    /// however much faster device 0 sets up or decodes); device 1 says so here.
+    hold: Option<&'a Hold>,
     done: usize,
+}
+
+/// Whether device 1 has had a window yet.
+#[derive(Default)]
+struct Hold {
+    started: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Hold {
+    fn release(&self) {
+        *self.started.lock().unwrap() = true;
+        self.changed.notify_all();
+    }
+
+    /// Until device 1 has a window, or a minute (a failure then shows as device 1 doing none).
+    fn wait(&self) {
+        let started = self.started.lock().unwrap();
+        let _ = self
+            .changed
+            .wait_timeout_while(started, Duration::from_secs(60), |s| !*s)
+            .unwrap();
+    }
 }
 
 impl WindowWorker for Checker<'_> {
@@ -155,6 +181,13 @@ impl WindowWorker for Checker<'_> {
         window: &HaloWindow,
         decoded: &DecodedWindow<'_>,
     ) -> DspResult<Flow> {
+        if let Some(hold) = self.hold {
+            match self.device {
+                0 if self.done == 0 => hold.wait(),
+                1 => hold.release(),
+                _ => {}
+            }
+        }
         if self.fail_at == Some(self.done) {
             return Err(DspError::config("injected failure"));
         }
@@ -209,10 +242,14 @@ fn every_window_is_decoded_once_and_a_failing_device_stops_the_pass() {
                         seen: &seen,
                         device: d,
                         fail_at: None,
+                        hold: None,
                         done: 0,
                     })
                 })
                 .expect("the pass");
+            // The pass began when the first device started.
+            let first_start = report.devices.iter().map(|d| d.started_after).min();
+            assert_eq!(first_start, Some(Duration::ZERO), "{ctx}");
             let mut positions: Vec<usize> = seen.lock().unwrap().iter().map(|p| p.0).collect();
             positions.sort_unstable();
             assert_eq!(positions, (0..windows.len()).collect::<Vec<_>>(), "{ctx}");
@@ -220,48 +257,56 @@ fn every_window_is_decoded_once_and_a_failing_device_stops_the_pass() {
             assert_eq!(outputs, windows.len(), "{ctx}");
             assert_eq!(report.total.samples, total, "{ctx}");
 
-            // The second device fails at its second window: the pass ends with its error,
-            // within the watchdog's time, and holds no staging afterwards.
-            let (sent, finished) = mpsc::channel();
-            let (devs, src, wins) = (devices.clone(), source.clone(), windows.clone());
-            let pass = std::thread::spawn(move || {
-                let seen = Mutex::new(Vec::new());
-                let outcome = MultiPass::new(devs, src.clone(), wins).run(|d, client| {
-                    Ok(Checker {
-                        client: client.clone(),
-                        source: &*src,
-                        seen: &seen,
-                        device: d,
-                        fail_at: (d == 1).then_some(1),
-                        done: 0,
-                    })
+            // The second device fails at its second window (the first device holds its first
+            // window until the second has one): the pass ends with its error, within the
+            // watchdog's time, and holds no staging afterwards. Then the first device fails in
+            // its setup: the pass ends with the first device's error.
+            assert!(windows.len() >= 4, "{ctx}: {} windows", windows.len());
+            for failing in ["mid-pass", "setup"] {
+                let (sent, finished) = mpsc::channel();
+                let (devs, src, wins) = (devices.clone(), source.clone(), windows.clone());
+                let pass = std::thread::spawn(move || {
+                    let seen = Mutex::new(Vec::new());
+                    let hold = Hold::default();
+                    let outcome = MultiPass::new(devs, src.clone(), wins).run(|d, client| {
+                        if failing == "setup" && d == 0 {
+                            return Err(DspError::config("injected setup failure"));
+                        }
+                        Ok(Checker {
+                            client: client.clone(),
+                            source: &*src,
+                            seen: &seen,
+                            device: d,
+                            fail_at: (d == 1).then_some(1),
+                            hold: Some(&hold),
+                            done: 0,
+                        })
+                    });
+                    let _ = sent.send(());
+                    outcome.map(|r| r.total.windows)
                 });
-                let _ = sent.send(());
-                outcome.map(|r| r.total.windows)
-            });
-            finished
-                .recv_timeout(Duration::from_secs(180))
-                .unwrap_or_else(|_| panic!("{ctx}: the pass with a failing device hangs"));
-            match pass.join().expect("the pass thread") {
-                Err(DspError::OnDevice { device, error }) => {
-                    assert_eq!(device, "second", "{ctx}");
-                    assert!(
-                        error.to_string().contains("injected failure"),
-                        "{ctx}: {error}"
-                    );
+                finished
+                    .recv_timeout(Duration::from_secs(180))
+                    .unwrap_or_else(|_| {
+                        panic!("{ctx}: the pass with a device failing {failing} hangs")
+                    });
+                let (who, what) = match failing {
+                    "setup" => ("first", "injected setup failure"),
+                    _ => ("second", "injected failure"),
+                };
+                match pass.join().expect("the pass thread") {
+                    Err(DspError::OnDevice { device, error }) => {
+                        assert_eq!(device, who, "{ctx}, failing {failing}");
+                        assert!(error.to_string().contains(what), "{ctx}: {error}");
+                    }
+                    other => panic!("{ctx}: expected {who}'s error, got {other:?}"),
                 }
-                // The first device may take every window before the second is set up: then
-                // nothing failed, and every window was done once.
-                Ok(windows_done) if windows.len() <= 2 => {
-                    assert_eq!(windows_done, windows.len(), "{ctx}");
-                }
-                other => panic!("{ctx}: expected the second device's error, got {other:?}"),
+                assert_eq!(
+                    staging_in_use(&devices[1].client),
+                    0,
+                    "{ctx}: staging held after the pass failing {failing}"
+                );
             }
-            assert_eq!(
-                staging_in_use(&devices[1].client),
-                0,
-                "{ctx}: staging held after the failed pass"
-            );
         }
     });
 }

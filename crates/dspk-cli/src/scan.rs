@@ -227,6 +227,8 @@ fn json_of(
                 "windows": d.report.windows,
                 "stored_bytes": d.report.stored_bytes,
                 "wall_s": wall,
+                "setup_s": d.report.setup.as_secs_f64(),
+                "start_s": d.started_after.as_secs_f64(),
                 "throughput_mb_s": if wall > 0.0 { d.report.stored_bytes as f64 / 1e6 / wall } else { 0.0 },
             })
         })

@@ -210,6 +210,19 @@ fn devices_are_numbered_and_several_devices_and_recordings_scan_as_one() {
         assert_eq!(shares.len(), 2, "{two}");
         let windows: u64 = shares.iter().map(|d| d["windows"].as_u64().unwrap()).sum();
         assert_eq!(windows, two["windows"].as_u64().unwrap());
+        // Each device's setup is part of its wall; the pass began with the first to start.
+        let seconds = |d: &serde_json::Value, key: &str| d[key].as_f64().unwrap();
+        assert!(
+            shares
+                .iter()
+                .all(|d| seconds(d, "setup_s") <= seconds(d, "wall_s")),
+            "{two}"
+        );
+        let first = shares
+            .iter()
+            .map(|d| seconds(d, "start_s"))
+            .fold(f64::MAX, f64::min);
+        assert_eq!(first, 0.0, "{two}");
     }
     let text = run(
         &["scan", "--synthetic-duration", "4", "--devices", "0,0"],

@@ -68,6 +68,8 @@ pub struct DeviceShare<T> {
     /// Its windows, samples, bytes and times (its `wall` ends when it finished its last
     /// window).
     pub report: PassReport,
+    /// How long after the pass began (the first device starting) this device started.
+    pub started_after: Duration,
     /// Its worker's output.
     pub output: T,
 }
@@ -274,6 +276,7 @@ impl<'a> MultiPass<'a> {
         let mut devices = Vec::with_capacity(outcomes.len());
         let mut first_error = None;
         let mut span: Option<(Instant, Instant)> = None;
+        let mut starts = Vec::with_capacity(outcomes.len());
         for (outcome, device) in outcomes.into_iter().zip(&self.devices) {
             match outcome {
                 Ok(share) => {
@@ -282,9 +285,11 @@ impl<'a> MultiPass<'a> {
                         Some((a, b)) => (a.min(share.started), b.max(end)),
                         None => (share.started, end),
                     });
+                    starts.push(share.started);
                     devices.push(DeviceShare {
                         label: device.label.clone(),
                         report: share.report,
+                        started_after: Duration::ZERO,
                         output: share.output,
                     });
                 }
@@ -300,6 +305,9 @@ impl<'a> MultiPass<'a> {
         let mut total = totals(&devices);
         if let Some((start, end)) = span {
             total.wall = end.saturating_duration_since(start);
+            for (device, started) in devices.iter_mut().zip(starts) {
+                device.started_after = started.saturating_duration_since(start);
+            }
         }
         Ok(MultiReport { total, devices })
     }

@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use cubecl::client::Client;
 use dspk_device::describe;
@@ -86,6 +87,8 @@ pub struct DeviceReport {
     pub label: String,
     /// Its windows, bytes and times.
     pub report: PassReport,
+    /// How long after the scan's pass began this device started.
+    pub started_after: Duration,
 }
 
 impl ScanResult {
@@ -189,6 +192,7 @@ pub fn scan_on(
             .map(|d| DeviceReport {
                 label: d.label,
                 report: d.report,
+                started_after: d.started_after,
             })
             .collect(),
     })
