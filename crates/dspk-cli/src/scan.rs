@@ -173,8 +173,13 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
     match failed.len() {
         0 => Ok(out),
         n => {
-            // The results that did come are printed; the status says some did not.
-            print!("{}", crate::report::escape_controls(&out, !ctx.json));
+            // The results that did come are printed; the status says some did not. JSON
+            // escapes control characters itself (as `main` prints a whole success).
+            if ctx.json {
+                print!("{out}");
+            } else {
+                print!("{}", crate::report::escape_controls(&out, true));
+            }
             Err(CliError::new(format!(
                 "{n} of {} recordings could not be scanned: {}",
                 jobs.len(),
