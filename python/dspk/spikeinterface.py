@@ -71,17 +71,17 @@ class DspkRecordingSegment(BaseRecordingSegment):
 class DspkRecording(BaseRecording):
     """A recording file read by dspk, as a SpikeInterface recording.
 
-    Any format :func:`dspk.open` reads (SpikeGLX ``.bin`` + ``.meta``, raw binary + JSON
-    sidecar). Channel ids are dspk's channel names; ``gain_to_uV``/``offset_to_uV`` come from
+    Any format :func:`dspk.open` reads (SpikeGLX ``.bin`` + ``.meta``, Open Ephys, raw binary +
+    JSON sidecar); ``stream`` names an Open Ephys stream as in :func:`dspk.open`. Channel ids are dspk's channel names; ``gain_to_uV``/``offset_to_uV`` come from
     the file, so ``get_traces(return_in_uV=True)`` is in µV (and is computed by dspk, in the
     same ``float32`` arithmetic as SpikeInterface's, from the gains set on this object). A
     SpikeGLX imec file leaves out its sync channel, as SpikeInterface's ``read_spikeglx`` does,
     and carries its probe (probeinterface, from the ``.meta``).
     """
 
-    def __init__(self, path: Union[str, "os.PathLike[str]"]):
+    def __init__(self, path: Union[str, "os.PathLike[str]"], stream: Optional[str] = None):
         path = Path(path).absolute()
-        rec = _dspk.open(path)
+        rec = _dspk.open(path, stream=stream)
         channels = _neural_channels(rec)
         names = rec.channel_names
         sampling_frequency = float(rec.sample_rate)
@@ -108,7 +108,7 @@ class DspkRecording(BaseRecording):
         self._offsets_uv = self.get_channel_offsets().astype("float32") if self.has_scaleable_traces() else None
         if rec.format == "spikeglx" and rec.metadata.get("typeThis") == "imec":
             self._attach_probe(rec)
-        self._kwargs = {"path": str(path)}
+        self._kwargs = {"path": str(path), "stream": stream}
 
     def _attach_probe(self, rec: _dspk.Recording) -> None:
         """The probe of a SpikeGLX imec file (its ``~imroTbl`` and geometry), as

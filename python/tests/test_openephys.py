@@ -205,3 +205,57 @@ def test_an_experiment_of_several_recordings_opens_as_segments_as_neo_reads_a_bl
         assert a <= w.start and w.start + w.data.shape[1] <= a + n
         owned[w.owned.start : w.owned.stop] += 1
     assert (owned == 1).all()
+
+
+def test_an_experiment_of_several_streams_opens_on_the_stream_named(tmp_path, rng, dspk_program, runtime):
+    """Neuropixels recordings in Open Ephys have several streams (a probe's AP and LFP, the
+    board): the folder of an experiment opens on the stream named (``stream=``, ``--stream``),
+    a segment per recording, each segment that recording's stream as SpikeInterface reads it;
+    with no name it is an error listing the streams; the program scans the same recording."""
+    import json
+    import subprocess
+
+    from dspk.spikeinterface import DspkRecording
+
+    root = tmp_path / "2026-03-03_09-00-00"
+    node = "Record Node 101"
+    probe, chans = board(rng, int(rng.integers(3, 7)), 0), board(rng, 2, int(rng.integers(1, 3)))
+    written = [
+        write_openephys_recording(
+            root / node / "experiment1" / r, rng, [(PROBE, 30000.0, probe, samples(rng)), (BOARD, 30000.0, chans, samples(rng))]
+        )
+        for r in ["recording1", "recording2"]
+    ]
+    experiment = root / node / "experiment1"
+    with pytest.raises(dspk.InvalidInputError, match="choose one"):
+        dspk.open(experiment)
+    for name in [PROBE, "ProbeA-AP"]:
+        ours = dspk.open(experiment, stream=name)
+        assert len(ours.segments) == 2 and ours.channel_count == len(probe), name
+        theirs_rec = se.read_openephys(root, stream_name=f"{node}#{PROBE}", block_index=0)
+        mine = DspkRecording(experiment, stream=name)
+        assert mine.get_num_segments() == theirs_rec.get_num_segments() == 2
+        for k, streams in enumerate(written):
+            probe_stream = streams[0]
+            start, length, first, _ = ours.segments[k]
+            assert length == probe_stream.frames.shape[0] and first == int(probe_stream.sample_numbers[0])
+            np.testing.assert_array_equal(ours.read(start=start, stop=start + length), dspk.open(probe_stream.dir).read())
+            np.testing.assert_allclose(
+                mine.get_traces(segment_index=k, return_in_uV=True),
+                theirs_rec.get_traces(segment_index=k, return_in_uV=True),
+                rtol=1e-6, atol=1e-6, err_msg=f"{name} segment {k}",
+            )
+    with pytest.raises(dspk.InvalidInputError, match="no continuous stream 'ProbeZ-LFP'"):
+        dspk.open(experiment, stream="ProbeZ-LFP")
+    # The program opens the same recording with --stream, and scans it as the package does.
+    run = lambda *args: subprocess.run([dspk_program, *args], capture_output=True, text=True)
+    info = run("info", str(experiment), "--stream", "ProbeA-AP", "--json")
+    assert info.returncode == 0, info.stderr
+    assert len(json.loads(info.stdout)["segments"]) == 2
+    refused = run("info", str(experiment))
+    assert refused.returncode != 0 and "choose one" in refused.stderr, refused.stderr
+    scan = run("scan", str(experiment), "--stream", PROBE, "--json", "--runtime", runtime)
+    assert scan.returncode == 0, scan.stderr
+    program = json.loads(scan.stdout)
+    package = dspk.scan(dspk.open(experiment, stream=PROBE), runtime=runtime, progress=False)
+    assert [c["rms"] for c in program["channels"]] == pytest.approx(list(package.rms), rel=1e-6)

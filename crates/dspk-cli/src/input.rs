@@ -64,12 +64,14 @@ impl RateChoice {
 }
 
 /// How `--concat` joins several files.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct JoinOptions {
     /// Fill gaps with zeros instead of starting segments (`--zero-fill-gaps`).
     pub(crate) zero_fill: bool,
     /// The rate difference accepted, in ppm (`--rate-tolerance`).
     pub(crate) tolerance_ppm: Option<f64>,
+    /// The Open Ephys stream to read (`--stream`).
+    pub(crate) stream: Option<String>,
 }
 
 /// An open recording.
@@ -85,7 +87,11 @@ pub(crate) struct Input {
 impl Input {
     /// Opens `path`, or the built-in synthetic recording of `synthetic_length` (default 60 s)
     /// when there is no path.
-    pub(crate) fn open(path: Option<&Path>, synthetic_length: Option<TimeSpec>) -> CliResult<Self> {
+    pub(crate) fn open(
+        path: Option<&Path>,
+        synthetic_length: Option<TimeSpec>,
+        stream: Option<&str>,
+    ) -> CliResult<Self> {
         match path {
             Some(path) => {
                 if synthetic_length.is_some() {
@@ -94,7 +100,7 @@ impl Input {
                          to a recording file",
                     ));
                 }
-                open_file(path)
+                open_file(path, stream)
             }
             None => Self::synthetic(synthetic_length),
         }
@@ -143,7 +149,10 @@ impl Input {
             rate_tolerance_ppm: join.tolerance_ppm,
             part_per_segment: false,
         };
-        let joined = dspk_io::open_joined(paths, options)?;
+        let open = dspk_io::OpenOptions {
+            stream: join.stream.clone(),
+        };
+        let joined = dspk_io::open_joined_with(paths, options, &open)?;
         let kind = joined.format.label();
         Ok(Self {
             origin: Origin::Joined {
@@ -228,12 +237,15 @@ impl Input {
 
 /// Opens a recording file in any format dspk-io reads (raw binary + sidecar, SpikeGLX, Open
 /// Ephys).
-fn open_file(path: &Path) -> CliResult<Input> {
+fn open_file(path: &Path, stream: Option<&str>) -> CliResult<Input> {
     if !path.exists() {
         // Say it plainly, before format detection words it after the files it looked for.
         return Err(CliError::new(format!("{}: no such file", path.display())));
     }
-    let rec = dspk_io::open(path)?;
+    let options = dspk_io::OpenOptions {
+        stream: stream.map(str::to_string),
+    };
+    let rec = dspk_io::open_with(path, &options)?;
     let warnings = rec.warnings().to_vec();
     let kind = rec.format().label();
     Ok(Input {

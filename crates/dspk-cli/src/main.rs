@@ -218,9 +218,15 @@ struct RecordingArg {
     join: JoinArgs,
 }
 
-/// `--concat` and how it joins.
+/// How RECs are opened: `--stream`, and `--concat` and how it joins.
 #[derive(Debug, Args)]
 struct JoinArgs {
+    /// The Open Ephys continuous stream to read, by folder name or stream_name
+    /// (`Neuropix-PXI-100.ProbeA-AP`, `ProbeA-AP`): the way to choose a stream of a folder of
+    /// one experiment's recordings [default: the stream REC names, or its only one]
+    #[arg(long, value_name = "NAME")]
+    stream: Option<String>,
+
     /// Read the RECs as one recording, end to end by their clocks (SpikeGLX `_tN` files by
     /// firstSample; one trigger file alone brings its whole run): contiguous files are one
     /// segment, a gap starts another
@@ -250,6 +256,7 @@ impl JoinArgs {
         Ok(JoinOptions {
             zero_fill: self.zero_fill_gaps,
             tolerance_ppm: self.rate_tolerance,
+            stream: self.stream.clone(),
         })
     }
 }
@@ -476,13 +483,16 @@ fn open_one(paths: &[PathBuf], length: Option<TimeSpec>, join: &JoinArgs) -> Cli
         [one] if join.concat => {
             let run = dspk_io::spikeglx_run_files(one)?;
             if run.len() < 2 {
-                return Input::open(Some(one), length);
+                return Input::open(Some(one), length, options.stream.as_deref());
             }
             Input::open_joined(&run, options)
         }
         [_, _, ..] if join.concat => Input::open_joined(paths, options),
-        [] => Input::open(None, length),
-        [one] => Input::open(Some(one), length),
+        [] if options.stream.is_some() => Err(CliError::new(
+            "--stream chooses a stream of an Open Ephys recording: give the REC",
+        )),
+        [] => Input::open(None, length, None),
+        [one] => Input::open(Some(one), length, options.stream.as_deref()),
         _ => Err(CliError::new(format!(
             "{} recordings given: give one, or --concat to read them as one",
             paths.len()
@@ -547,10 +557,11 @@ fn run(cli: Cli) -> CliResult<String> {
                     ));
                 }
                 let rate = rate_arg(args.rate.as_ref())?;
+                let stream = args.join.stream.as_deref();
                 let inputs = args
                     .recordings
                     .iter()
-                    .map(|p| Input::open(Some(p), None)?.with_rate(rate))
+                    .map(|p| Input::open(Some(p), None, stream)?.with_rate(rate))
                     .collect::<CliResult<Vec<Input>>>()?;
                 return scan::run_each(&ctx, &inputs, &opts);
             }

@@ -246,7 +246,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         Ok::<(), CliError>(())
     };
     for path in &opts.recordings {
-        let input = Input::open(Some(path), None)?.with_rate(rate)?;
+        let input = Input::open(Some(path), None, None)?.with_rate(rate)?;
         let rel = relative_to(&base, &absolute(&cwd, path)).map_err(|e| {
             e.context(format!(
                 "{} is not inside --base {}",

@@ -241,6 +241,17 @@ const CASES: &[Case] = &[
         2,
         &["raw.bin", "--concat", "dspk convert --help"],
     ),
+    // A stream name where there are no streams.
+    case(
+        &["info", "raw.bin", "--stream", "ProbeA-AP"],
+        1,
+        &["raw.bin", "no streams", "'ProbeA-AP'", "Open Ephys"],
+    ),
+    case(
+        &["scan", "--stream", "ProbeA-AP"],
+        1,
+        &["--stream", "give the REC"],
+    ),
     // Devices and several recordings.
     case(
         &["scan", "raw.bin", "--devices", "first"],

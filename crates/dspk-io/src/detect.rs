@@ -305,13 +305,39 @@ impl RecordingSource for FileRecording {
 /// opens them as one recording of a segment each; a folder above several experiments or record
 /// nodes is an error listing its recordings.
 pub fn open(path: impl AsRef<Path>) -> DspResult<FileRecording> {
+    open_with(path, &OpenOptions::default())
+}
+
+/// What [`open_with`] is told beyond the path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// The Open Ephys continuous stream to read, by its folder name or a unique `stream_name`
+    /// (`Neuropix-PXI-100.ProbeA-AP` or `ProbeA-AP`): the one way to choose a stream of a
+    /// folder of several recordings, whose paths cannot name one. `None`: the stream the path
+    /// names, or the only one. Refused for formats that have no streams.
+    pub stream: Option<String>,
+}
+
+/// [`open`] with `options`: an Open Ephys recording folder, or a folder of one experiment's
+/// recordings (each read from the stream of that name), opened on the stream named.
+pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<FileRecording> {
     let path = path.as_ref();
-    Ok(match detect_format(path)? {
+    let stream = options.stream.as_deref();
+    let format = detect_format(path)?;
+    if let (Some(name), FileFormat::Binary | FileFormat::SpikeGlx) = (stream, format) {
+        return Err(DspError::config(format!(
+            "{}: a {} recording has no streams to choose from; the stream name '{name}' applies \
+             to Open Ephys recordings",
+            path.display(),
+            format.label()
+        )));
+    }
+    Ok(match format {
         FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
         FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
         FileFormat::OpenEphys => match crate::experiment_recordings(path) {
-            Some(dirs) => FileRecording::Joined(crate::join::open_experiment(dirs)?),
-            None => FileRecording::OpenEphys(OpenEphysRecording::open(path, None)?),
+            Some(dirs) => FileRecording::Joined(crate::join::open_experiment(dirs, stream)?),
+            None => FileRecording::OpenEphys(OpenEphysRecording::open(path, stream)?),
         },
     })
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use dspk_types::{ConcatOptions, ConcatRecording, DspResult, RecordingSource};
 
 use crate::raw::file_error;
-use crate::{FileFormat, OpenEphysRecording, open};
+use crate::{FileFormat, OpenEphysRecording};
 
 /// The parts of a SpikeGLX file name `<run>_g<G>_t<T><rest>` (`rest`: `.imec0.ap.bin`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,20 +130,33 @@ pub struct JoinedRecording {
 /// trigger order first ([`order_run_files`]); see [`ConcatRecording`] for how they are joined
 /// and what is refused. Errors name the file at fault.
 pub fn open_joined(paths: &[PathBuf], options: ConcatOptions) -> DspResult<JoinedRecording> {
+    open_joined_with(paths, options, &crate::OpenOptions::default())
+}
+
+/// [`open_joined`], each file opened with `open` (an Open Ephys stream chosen by name).
+pub fn open_joined_with(
+    paths: &[PathBuf],
+    options: ConcatOptions,
+    open: &crate::OpenOptions,
+) -> DspResult<JoinedRecording> {
     let paths = order_run_files(paths)?;
-    join_opened(paths, options, |p| open(p))
+    join_opened(paths, options, |p| crate::open_with(p, open))
 }
 
 /// The recordings of one Open Ephys experiment, a segment each (see
-/// [`experiment_recordings`](crate::experiment_recordings)).
-pub(crate) fn open_experiment(dirs: Vec<PathBuf>) -> DspResult<JoinedRecording> {
+/// [`experiment_recordings`](crate::experiment_recordings)), each read from `stream` (by name;
+/// `None`: each recording's only stream).
+pub(crate) fn open_experiment(
+    dirs: Vec<PathBuf>,
+    stream: Option<&str>,
+) -> DspResult<JoinedRecording> {
     let options = ConcatOptions {
         part_per_segment: true,
         ..Default::default()
     };
     join_opened(dirs, options, |d| {
         Ok(crate::FileRecording::OpenEphys(OpenEphysRecording::open(
-            d, None,
+            d, stream,
         )?))
     })
 }

@@ -405,10 +405,13 @@ impl Recording {
     }
 }
 
-/// Opens a recording file in any format dspk reads: a SpikeGLX `.bin` (with its `.meta`) or a
-/// raw binary file with a `<file>.json` sidecar.
+/// Opens a recording file in any format dspk reads: a SpikeGLX `.bin` (with its `.meta`), an
+/// Open Ephys folder, or a raw binary file with a `<file>.json` sidecar. `stream` names the
+/// Open Ephys continuous stream to read (folder name or `stream_name`): the way to choose one
+/// of a folder of an experiment's recordings.
 #[pyfunction]
-pub(crate) fn open(py: Python<'_>, path: PathBuf) -> PyResult<Recording> {
+#[pyo3(signature = (path, *, stream=None))]
+pub(crate) fn open(py: Python<'_>, path: PathBuf, stream: Option<String>) -> PyResult<Recording> {
     if !path.exists() {
         // As the program says it, before format detection words it after the files it looked
         // for.
@@ -418,7 +421,10 @@ pub(crate) fn open(py: Python<'_>, path: PathBuf) -> PyResult<Recording> {
             format!("{}: no such file", path.display()),
         ));
     }
-    let rec = py.detach(|| dspk_io::open(&path)).or_raise()?;
+    let options = dspk_io::OpenOptions { stream };
+    let rec = py
+        .detach(|| dspk_io::open_with(&path, &options))
+        .or_raise()?;
     let warnings = rec.warnings().to_vec();
     let format = rec.format();
     let mut r = Recording::new(rec.into_source(), Origin::File { path, format });

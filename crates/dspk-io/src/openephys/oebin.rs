@@ -201,7 +201,7 @@ impl OpenEphysRecordingEntry {
                     "no continuous streams in this recording",
                 )),
                 n => Err(DspError::config(format!(
-                    "{}: {n} continuous streams, choose one: {} (give the stream's folder or its continuous.dat)",
+                    "{}: {n} continuous streams, choose one: {} (give the stream's folder or its continuous.dat, or its name)",
                     self.oebin_path.display(),
                     names()
                 ))),

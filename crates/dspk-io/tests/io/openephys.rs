@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use dspk_io::{
-    FileFormat, NpyHeader, OpenEphysFolder, OpenEphysLayout, OpenEphysRecording, detect, open,
-    recording_files,
+    FileFormat, NpyHeader, OpenEphysFolder, OpenEphysLayout, OpenEphysRecording, OpenOptions,
+    detect, open, open_with, recording_files,
 };
 use dspk_types::conformance::{SplitMix64, check_all};
 use dspk_types::{RationalTime, RecordingSource, SampleRate, SignalUnit};
@@ -992,4 +992,82 @@ proptest! {
             prop_assert!(h.data_offset as usize <= b.len());
         }
     }
+}
+
+/// A folder of one experiment's recordings with two streams each opens on the stream named
+/// (`OpenOptions::stream`, by folder name or `stream_name`), a segment per recording holding
+/// that recording's stream as it reads alone; without a name it is an error listing the
+/// streams; an unknown name is an error naming the streams; a name for a format without
+/// streams is refused by name.
+#[test]
+fn an_experiment_of_several_streams_opens_on_the_stream_named() {
+    let dir = Scratch::new("oe-experiment-streams");
+    let recs = write_tree(&dir.dir);
+    let experiment = dir.dir.join("Record Node 101").join("experiment1");
+    let e = open(&experiment).expect_err("two streams, none named");
+    assert!(
+        e.to_string().contains("choose one") && e.to_string().contains(NEUROPIX.folder),
+        "{e}"
+    );
+    for (spec, name) in [
+        (&NEUROPIX, NEUROPIX.folder),
+        (&NEUROPIX, NEUROPIX.stream_name),
+        (&BOARD, BOARD.stream_name),
+    ] {
+        let options = OpenOptions {
+            stream: Some(name.to_string()),
+        };
+        let rec = open_with(&experiment, &options).expect("the stream named");
+        let ctx = format!("stream {name}");
+        let info = rec.info().clone();
+        let segments = info.segments().list().to_vec();
+        assert_eq!(segments.len(), 2, "{ctx}: {segments:?}");
+        assert_eq!(info.channel_count(), spec.channels.len(), "{ctx}");
+        let channels: Vec<usize> = (0..info.channel_count()).collect();
+        for (segment, rec_dir) in segments.iter().zip(&recs[..2]) {
+            let alone = OpenEphysRecording::open(rec_dir, Some(name)).expect("alone");
+            assert_eq!(segment.samples, alone.info().samples, "{ctx}");
+            let n = segment.samples as usize;
+            let mut want = vec![0.0f32; n * channels.len()];
+            alone
+                .read(&channels, 0..segment.samples, &mut want)
+                .unwrap();
+            let mut got = vec![0.0f32; want.len()];
+            rec.read(&channels, segment.range(), &mut got).unwrap();
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{ctx}: segment at {} differs from its recording read alone",
+                segment.start
+            );
+        }
+    }
+    let unknown = OpenOptions {
+        stream: Some("ProbeZ-LFP".into()),
+    };
+    let e = open_with(&experiment, &unknown).expect_err("no such stream");
+    assert!(
+        e.to_string().contains("ProbeZ-LFP") && e.to_string().contains(BOARD.folder),
+        "{e}"
+    );
+    // A stream name for a raw file (no streams) is refused, naming the file.
+    let raw = dir.path("plain.bin");
+    std::fs::write(&raw, [0u8; 8]).unwrap();
+    std::fs::write(
+        dir.path("plain.bin.json"),
+        r#"{"sample_rate": "30000", "channel_count": 2, "format": "int16", "order": "time-major"}"#,
+    )
+    .unwrap();
+    let e = open_with(
+        &raw,
+        &OpenOptions {
+            stream: Some(NEUROPIX.stream_name.into()),
+        },
+    )
+    .expect_err("a raw file has no streams");
+    assert!(
+        e.to_string().contains("plain.bin") && e.to_string().contains("no streams"),
+        "{e}"
+    );
 }
