@@ -259,3 +259,26 @@ def test_an_experiment_of_several_streams_opens_on_the_stream_named(tmp_path, rn
     program = json.loads(scan.stdout)
     package = dspk.scan(dspk.open(experiment, stream=PROBE), runtime=runtime, progress=False)
     assert [c["rms"] for c in program["channels"]] == pytest.approx(list(package.rms), rel=1e-6)
+    # A cluster plan of the folder: a job per stream and recording, each result the scan of that
+    # stream's segment run locally.
+    plan_dir = tmp_path / "plan"
+    planned = run("plan", str(experiment), "--out", str(plan_dir), "--base", str(tmp_path))
+    assert planned.returncode == 0, planned.stderr
+    jobs = json.loads((plan_dir / "plan.json").read_text())["jobs"]
+    segments = {s: dspk.open(experiment, stream=s).segments for s in [PROBE, BOARD]}
+    assert sorted((j["stream"], j["start_sample"], j["end_sample"]) for j in jobs) == sorted(
+        (s, a, a + n) for s, segs in segments.items() for a, n, _, _ in segs
+    )
+    for j in jobs:
+        done = run("run", str(plan_dir), "--job", str(j["job"]), "--runtime", runtime)
+        assert done.returncode == 0, done.stderr
+    gathered = json.loads(run("gather", str(plan_dir), "--json").stdout)
+    assert gathered["done"] == len(jobs) == 4 and not gathered["failed"] and not gathered["missing"]
+    for record in gathered["results"]:
+        job = record["job"]
+        local = run(
+            "scan", str(experiment), "--stream", job["stream"], "--start", f"{job['start_sample']}smp",
+            "--end", f"{job['end_sample']}smp", "--json", "--runtime", runtime,
+        )
+        assert local.returncode == 0, local.stderr
+        assert record["result"]["channels"] == json.loads(local.stdout)["channels"], job

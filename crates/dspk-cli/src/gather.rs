@@ -42,6 +42,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
             Standing::Failed(record) => failed.push(json!({
                 "job": job.job,
                 "recording": job.recording,
+                "stream": job.stream,
                 "segment": job.segment,
                 "error": record.error,
                 "host": record.provenance.host,
@@ -50,6 +51,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
             Standing::Missing(why) => missing.push(json!({
                 "job": job.job,
                 "recording": job.recording,
+                "stream": job.stream,
                 "segment": job.segment,
                 "error": why.clone().unwrap_or_else(|| "never ran (or still running)".to_string()),
             })),

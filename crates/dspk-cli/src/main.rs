@@ -145,6 +145,11 @@ struct PlanArgs {
           value_parser = ["channel-major", "time-major"])]
     order: Option<String>,
 
+    /// The Open Ephys stream to plan, by folder name or stream_name [default: every stream of
+    /// each recording, a job or jobs each]
+    #[arg(long, value_name = "NAME")]
+    stream: Option<String>,
+
     /// Read the recordings at this sample rate instead of the one their files state
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     rate: Option<String>,
@@ -604,6 +609,7 @@ fn run(cli: Cli) -> CliResult<String> {
                 base: args.base,
                 chunk: time_arg("--chunk", args.chunk.as_ref())?,
                 synthetic: time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?,
+                stream: args.stream,
                 command: if args.convert {
                     plan::JobCommand::Convert
                 } else {

@@ -1,5 +1,5 @@
-//! `dspk plan`: the job list of a cluster run (one job per recording and segment), written as
-//! JSON with paths relative to a base folder, and a ready `sbatch --array` script.
+//! `dspk plan`: the job list of a cluster run (one job per recording, stream and segment),
+//! written as JSON with paths relative to a base folder, and a ready `sbatch --array` script.
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -68,6 +68,10 @@ pub(crate) struct Job {
     /// The recording's path relative to the plan's base, with `/` separators; `None` for the
     /// built-in synthetic recording.
     pub(crate) recording: Option<String>,
+    /// The Open Ephys stream read (by folder name), where the recording has several: a job
+    /// per stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stream: Option<String>,
     /// The built-in synthetic recording's length in samples, when that is the recording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) synthetic_samples: Option<u64>,
@@ -84,13 +88,17 @@ pub(crate) struct Job {
 }
 
 impl Job {
-    /// `a/run.ap.bin [2/4]` or `built-in synthetic recording [1/1]`.
+    /// `a/run.ap.bin [2/4]`, `oe/experiment1 stream ProbeA-AP [1/2]` or `built-in synthetic
+    /// recording [1/1]`.
     pub(crate) fn label(&self) -> String {
         format!(
-            "{} [{}/{}]",
+            "{}{} [{}/{}]",
             self.recording
                 .as_deref()
                 .unwrap_or("built-in synthetic recording"),
+            self.stream
+                .as_deref()
+                .map_or_else(String::new, |s| format!(" stream {s}")),
             self.segment + 1,
             self.segments
         )
@@ -179,6 +187,8 @@ pub(crate) struct PlanOptions {
     pub(crate) chunk: Option<TimeSpec>,
     /// The built-in synthetic recording of this length is planned too.
     pub(crate) synthetic: Option<TimeSpec>,
+    /// The Open Ephys stream to plan (`--stream`; default: every stream of each recording).
+    pub(crate) stream: Option<String>,
     /// What the jobs run.
     pub(crate) command: JobCommand,
     /// Their shared options.
@@ -210,7 +220,10 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
     let base = std::fs::canonicalize(&base)
         .map_err(|e| CliError::new(format!("--base {}: {e}", base.display())))?;
     let mut jobs = Vec::new();
-    let mut add = |recording: Option<String>, synthetic: Option<u64>, input: &Input| {
+    let mut add = |recording: Option<String>,
+                   stream: Option<String>,
+                   synthetic: Option<u64>,
+                   input: &Input| {
         let info = input.info();
         let segment = opts
             .chunk
@@ -235,6 +248,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             jobs.push(Job {
                 job: jobs.len(),
                 recording: recording.clone(),
+                stream: stream.clone(),
                 synthetic_samples: synthetic,
                 segment: i,
                 segments: count,
@@ -246,7 +260,6 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         Ok::<(), CliError>(())
     };
     for path in &opts.recordings {
-        let input = Input::open(Some(path), None, None)?.with_rate(rate)?;
         let rel = relative_to(&base, &absolute(&cwd, path)).map_err(|e| {
             e.context(format!(
                 "{} is not inside --base {}",
@@ -254,12 +267,29 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
                 base.display()
             ))
         })?;
-        add(Some(rel), None, &input)?;
+        // An Open Ephys recording of several streams: a job (or jobs) per stream, unless
+        // --stream chose one.
+        let streams = match &opts.stream {
+            Some(name) => vec![Some(name.clone())],
+            None => match dspk_io::openephys_streams(path)? {
+                names if names.len() > 1 => names.into_iter().map(Some).collect(),
+                _ => vec![None],
+            },
+        };
+        for stream in streams {
+            let input = Input::open(Some(path), None, stream.as_deref())?.with_rate(rate)?;
+            add(Some(rel.clone()), stream, None, &input)?;
+        }
     }
     if let Some(length) = opts.synthetic {
+        if opts.stream.is_some() {
+            return Err(CliError::new(
+                "--stream chooses Open Ephys streams; the built-in synthetic recording has none",
+            ));
+        }
         let input = Input::synthetic(Some(length))?.with_rate(rate)?;
         let samples = input.info().samples;
-        add(None, Some(samples), &input)?;
+        add(None, None, Some(samples), &input)?;
     }
     let plan = Plan {
         format: PLAN_FORMAT.to_string(),

@@ -429,7 +429,7 @@ fn run_job(
     let text = match plan.command {
         JobCommand::Scan => {
             let input = match path {
-                Some(p) => Input::open(Some(p), None, None)?,
+                Some(p) => Input::open(Some(p), None, job.stream.as_deref())?,
                 None => {
                     let samples = job.synthetic_samples.ok_or_else(|| {
                         CliError::new("the plan's job has neither a recording nor a length")
@@ -476,7 +476,7 @@ fn run_job(
                 window_samples: plan.options.window_samples,
             };
             provenance.open_s = clock.elapsed().as_secs_f64();
-            let input = Input::open(Some(p), None, None)?.with_rate(rate)?;
+            let input = Input::open(Some(p), None, job.stream.as_deref())?.with_rate(rate)?;
             let text = convert::run(&job_ctx, input, &opts)?;
             provenance.outputs = vec![
                 format!("{OUTPUTS_DIR}/{name}"),

@@ -23,6 +23,20 @@ pub fn recording_inputs(path: &Path) -> DspResult<Vec<(PathBuf, String)>> {
     if let Some(dirs) = crate::experiment_recordings(path) {
         return recordings_inputs(&dirs);
     }
+    // An Open Ephys recording of several streams (opened on one by name): every stream's
+    // files, so that nothing any choice reads is overwritten.
+    let streams = crate::openephys::streams_of(path)?;
+    if streams.len() > 1 {
+        let mut all: Vec<(PathBuf, String)> = Vec::new();
+        for (_, dir) in streams {
+            for file in recording_inputs(&dir)? {
+                if !all.iter().any(|(p, _)| *p == file.0) {
+                    all.push(file);
+                }
+            }
+        }
+        return Ok(all);
+    }
     let d = detect(path)?;
     let mut out = vec![
         (d.data_path, "the recording's data file".to_string()),

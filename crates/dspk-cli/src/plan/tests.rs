@@ -63,6 +63,7 @@ fn job(n: usize) -> Job {
     Job {
         job: n,
         recording: Some("a/b.bin".to_string()),
+        stream: None,
         synthetic_samples: None,
         segment: n,
         segments: 3,

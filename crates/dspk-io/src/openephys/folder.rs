@@ -96,6 +96,40 @@ pub fn experiment_recordings(path: &Path) -> Option<Vec<PathBuf>> {
     (list.len() > 1 && one_block).then(|| list.iter().map(|r| r.dir.clone()).collect())
 }
 
+/// The continuous streams (folder names) `path` can be opened on with a stream name, in the
+/// `.oebin`'s order: those of the recording it names, or of the first recording of the
+/// experiment folder it names. Empty where `path` is not Open Ephys, names a stream itself
+/// (a stream's folder or `continuous.dat`), or holds recordings of several experiments (which
+/// do not open as one).
+pub fn openephys_streams(path: &Path) -> DspResult<Vec<String>> {
+    Ok(streams_of(path)?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect())
+}
+
+/// [`openephys_streams`] with each stream's folder.
+pub(crate) fn streams_of(path: &Path) -> DspResult<Vec<(String, PathBuf)>> {
+    let dir = match openephys_target(path) {
+        Some((_, Some(_))) => return Ok(Vec::new()),
+        Some((dir, None)) => dir,
+        None => match experiment_recordings(path) {
+            Some(dirs) => dirs[0].clone(),
+            None if is_openephys(path) => match OpenEphysFolder::scan(path)?.recordings() {
+                [one] => one.dir.clone(),
+                _ => return Ok(Vec::new()),
+            },
+            None => return Ok(Vec::new()),
+        },
+    };
+    let entry = OpenEphysRecordingEntry::read(&dir)?;
+    Ok(entry
+        .streams
+        .iter()
+        .map(|s| (s.name.clone(), s.dir.clone()))
+        .collect())
+}
+
 /// Pushes every folder at or below `dir` (to `depth` levels) holding a `structure.oebin`; a
 /// recording folder is not searched further.
 fn find_recordings(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> DspResult<()> {

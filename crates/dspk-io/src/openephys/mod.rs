@@ -39,8 +39,8 @@ mod oebin;
 mod samples;
 mod stream;
 
-pub(crate) use folder::is_openephys;
-pub use folder::{OpenEphysFolder, experiment_recordings};
+pub use folder::{OpenEphysFolder, experiment_recordings, openephys_streams};
+pub(crate) use folder::{is_openephys, streams_of};
 pub use oebin::{OpenEphysRecordingEntry, OpenEphysStream};
 pub use samples::OpenEphysLayout;
 pub(crate) use stream::OpenEphysLayoutRead;

@@ -1051,6 +1051,28 @@ fn an_experiment_of_several_streams_opens_on_the_stream_named() {
         e.to_string().contains("ProbeZ-LFP") && e.to_string().contains(BOARD.folder),
         "{e}"
     );
+    // The files a recording of two streams consists of (what an output may not overwrite,
+    // whichever stream is read): the .oebin once, every stream's data and sample numbers.
+    let files = recording_files(&recs[0]).expect("the files of a two-stream recording");
+    for spec in [&BOARD, &NEUROPIX] {
+        let sd = recs[0].join("continuous").join(spec.folder);
+        for f in ["continuous.dat", "sample_numbers.npy", "timestamps.npy"] {
+            assert!(
+                files.contains(&sd.join(f)),
+                "{f} of {}: {files:?}",
+                spec.folder
+            );
+        }
+    }
+    let oebins = files
+        .iter()
+        .filter(|f| f.ends_with("structure.oebin"))
+        .count();
+    assert_eq!((oebins, files.len()), (1, 7), "{files:?}");
+    assert_eq!(
+        dspk_io::openephys_streams(&experiment).unwrap(),
+        [BOARD.folder, NEUROPIX.folder]
+    );
     // A stream name for a raw file (no streams) is refused, naming the file.
     let raw = dir.path("plain.bin");
     std::fs::write(&raw, [0u8; 8]).unwrap();
