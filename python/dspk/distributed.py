@@ -84,9 +84,9 @@ def _where() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None) -> dict:
-    """What one task runs on a worker: opens ``path`` there and scans it (``dspk.scan``,
-    ``options`` its keywords); returns a dict that pickles cheaply: the statistics as NumPy
+def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None, stream: Optional[str] = None) -> dict:
+    """What one task runs on a worker: opens ``path`` there (on the Open Ephys ``stream``
+    named, if any) and scans it (``dspk.scan``, ``options`` its keywords); returns a dict that pickles cheaply: the statistics as NumPy
     arrays (``min``, ``max``, ``mean``, ``rms``, ``std``), ``dead``, ``noisy``, ``mask``,
     ``median_std``, ``noisy_threshold``, the range, windows and the device; or ``error`` and
     ``error_type`` for a :class:`dspk.DspkError`."""
@@ -94,7 +94,7 @@ def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None)
 
     try:
         device = _worker_device(devices)
-        r = dspk.scan(dspk.open(path), progress=False, device=device, **options)
+        r = dspk.scan(dspk.open(path, stream=stream), progress=False, device=device, **options)
     except dspk.DspkError as e:
         return {"error": str(e), "error_type": type(e).__name__, "worker": _where()}
     result = {
@@ -108,15 +108,17 @@ def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None)
     return {"result": result, "worker": _where()}
 
 
-def convert_task(path: str, out: str, options: dict, devices: Optional[Sequence[int]] = None) -> dict:
-    """What one convert task runs on a worker: ``dspk.convert(dspk.open(path), out,
-    **options)``; the output is written where the worker sees ``out`` (atomically: a failed or
+def convert_task(
+    path: str, out: str, options: dict, devices: Optional[Sequence[int]] = None, stream: Optional[str] = None
+) -> dict:
+    """What one convert task runs on a worker: ``dspk.convert(dspk.open(path, stream=stream),
+    out, **options)``; the output is written where the worker sees ``out`` (atomically: a failed or
     killed task leaves no partial file)."""
     import dspk
 
     try:
         device = _worker_device(devices)
-        r = dspk.convert(dspk.open(path), out, progress=False, device=device, **options)
+        r = dspk.convert(dspk.open(path, stream=stream), out, progress=False, device=device, **options)
     except dspk.DspkError as e:
         return {"error": str(e), "error_type": type(e).__name__, "worker": _where()}
     result = {
@@ -166,11 +168,12 @@ def scan(
     devices: Optional[Sequence[int]] = None,
     on_result: Optional[Callable[[Outcome], object]] = None,
     retries: int = 0,
+    stream: Optional[str] = None,
     **options,
 ) -> list[Outcome]:
     """Scans every recording on ``client``'s workers, one task each, as :func:`dspk.scan` does
     (``options``: its keywords: ``runtime``, ``start``, ``end``, ``window_samples``,
-    ``decode``). ``on_result`` is called with each :class:`Outcome` as it finishes; the list
+    ``decode``); ``stream`` names the Open Ephys stream to open, as in :func:`dspk.open`. ``on_result`` is called with each :class:`Outcome` as it finishes; the list
     returned has one per recording, in the order given. ``retries``: how often a task that
     raised something other than a :class:`dspk.DspkError` runs again (a dead worker's tasks
     are run again by Dask whatever this is)."""
@@ -179,7 +182,7 @@ def scan(
 
     def submit(i: int, path: str):
         return client.submit(
-            scan_task, path, options, devices, key=f"dspk-scan-{token}-{i}", pure=False,
+            scan_task, path, options, devices, stream, key=f"dspk-scan-{token}-{i}", pure=False,
             retries=retries,
         )
 
@@ -194,6 +197,7 @@ def convert(
     devices: Optional[Sequence[int]] = None,
     on_result: Optional[Callable[[Outcome], object]] = None,
     retries: int = 0,
+    stream: Optional[str] = None,
     **options,
 ) -> list[Outcome]:
     """Converts every recording to its output (the lists pair up) on ``client``'s workers, as
@@ -208,7 +212,7 @@ def convert(
 
     def submit(i: int, path: str):
         return client.submit(
-            convert_task, path, outs[i], options, devices, key=f"dspk-convert-{token}-{i}",
+            convert_task, path, outs[i], options, devices, stream, key=f"dspk-convert-{token}-{i}",
             pure=False, retries=retries,
         )
 

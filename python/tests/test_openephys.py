@@ -259,6 +259,13 @@ def test_an_experiment_of_several_streams_opens_on_the_stream_named(tmp_path, rn
     program = json.loads(scan.stdout)
     package = dspk.scan(dspk.open(experiment, stream=PROBE), runtime=runtime, progress=False)
     assert [c["rms"] for c in program["channels"]] == pytest.approx(list(package.rms), rel=1e-6)
+    # A dspk.distributed task opens the folder on the stream named, on its worker.
+    from dspk.distributed import scan_task
+
+    task = scan_task(str(experiment), {"runtime": runtime}, None, stream=PROBE)
+    assert "result" in task, task
+    np.testing.assert_array_equal(task["result"]["rms"], package.rms)
+    assert "choose one" in scan_task(str(experiment), {"runtime": runtime})["error"]
     # A cluster plan of the folder: a job per stream and recording, each result the scan of that
     # stream's segment run locally.
     plan_dir = tmp_path / "plan"
