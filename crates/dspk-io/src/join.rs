@@ -126,9 +126,9 @@ pub struct JoinedRecording {
     pub warnings: Vec<String>,
 }
 
-/// Opens `paths` (any formats [`open`] reads) as one recording, SpikeGLX trigger files put in
-/// trigger order first ([`order_run_files`]); see [`ConcatRecording`] for how they are joined
-/// and what is refused. Errors name the file at fault.
+/// Opens `paths` (any formats [`open`](crate::open) reads) as one recording, SpikeGLX trigger
+/// files put in trigger order first ([`order_run_files`]); see [`ConcatRecording`] for how they
+/// are joined and what is refused. Errors name the file at fault.
 pub fn open_joined(paths: &[PathBuf], options: ConcatOptions) -> DspResult<JoinedRecording> {
     open_joined_with(paths, options, &crate::OpenOptions::default())
 }
