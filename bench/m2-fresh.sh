@@ -30,7 +30,7 @@ same = one["channels"] == two["channels"] and one["mask"] == two["mask"]
 def devs(d):
     return "; ".join(
         f'{x["device"]}: {x["windows"]} w, wall {x["wall_s"] * 1e3:.1f} ms'
-        + (f', setup {x["setup_s"] * 1e3:.1f} ms, joined at {x["start_s"] * 1e3:.1f} ms' if "setup_s" in x else "")
+        + (f', setup {x["setup_s"] * 1e3:.1f} ms, started at {x["start_s"] * 1e3:.1f} ms' if "setup_s" in x else "")
         for x in d["devices"])
 ratio = two["realtime_factor"] / one["realtime_factor"]
 print(f'{bin} round {round_}: one {one["realtime_factor"]:.0f} x ({one["wall_s"] * 1e3:.1f} ms: {devs(one)}) | '

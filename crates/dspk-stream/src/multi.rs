@@ -273,26 +273,22 @@ impl<'a> MultiPass<'a> {
                 })
                 .collect()
         });
+        // The pass began when the first device started, and ended when the last finished.
+        let shares = || outcomes.iter().filter_map(|o| o.as_ref().ok());
+        let first = shares().map(|s| s.started).min();
+        let last = shares().map(|s| s.started + s.report.wall).max();
         let mut devices = Vec::with_capacity(outcomes.len());
         let mut first_error = None;
-        let mut span: Option<(Instant, Instant)> = None;
-        let mut starts = Vec::with_capacity(outcomes.len());
         for (outcome, device) in outcomes.into_iter().zip(&self.devices) {
             match outcome {
-                Ok(share) => {
-                    let end = share.started + share.report.wall;
-                    span = Some(match span {
-                        Some((a, b)) => (a.min(share.started), b.max(end)),
-                        None => (share.started, end),
-                    });
-                    starts.push(share.started);
-                    devices.push(DeviceShare {
-                        label: device.label.clone(),
-                        report: share.report,
-                        started_after: Duration::ZERO,
-                        output: share.output,
-                    });
-                }
+                Ok(share) => devices.push(DeviceShare {
+                    label: device.label.clone(),
+                    report: share.report,
+                    started_after: first.map_or(Duration::ZERO, |f| {
+                        share.started.saturating_duration_since(f)
+                    }),
+                    output: share.output,
+                }),
                 // The first in the list where several devices failed.
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -303,11 +299,8 @@ impl<'a> MultiPass<'a> {
             return Err(e);
         }
         let mut total = totals(&devices);
-        if let Some((start, end)) = span {
+        if let (Some(start), Some(end)) = (first, last) {
             total.wall = end.saturating_duration_since(start);
-            for (device, started) in devices.iter_mut().zip(starts) {
-                device.started_after = started.saturating_duration_since(start);
-            }
         }
         Ok(MultiReport { total, devices })
     }
