@@ -2,7 +2,8 @@
 //! GPU machine): a scan over two devices is the scan over one bit for bit; every window is
 //! decoded once, equal to the host's read; a device that fails mid-pass or in its setup stops
 //! the pass with an error naming it, without hanging or holding staging; several recordings
-//! over two devices give each recording's one-device result.
+//! over two devices give each recording's one-device result; devices prepared while a pass
+//! starts on them give the same scan.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -14,7 +15,8 @@ use dspk_device::{TargetExt as _, open_second};
 use dspk_io::{WriteOptions, write_binary};
 use dspk_kernels::{ChannelStats, DecodedWindow, read_f32};
 use dspk_stream::{
-    Flow, MultiPass, PassDevice, ScanJob, ScanOptions, ScanResult, WindowWorker, scan_each, scan_on,
+    Flow, MultiPass, PassDevice, Prepared, ScanJob, ScanOptions, ScanResult, WindowWorker,
+    is_prepared, prepare, scan_each, scan_on,
 };
 use dspk_tests::{TempDir, for_each_runtime, test_rng};
 use dspk_types::{
@@ -347,5 +349,51 @@ fn several_recordings_over_two_devices_give_each_ones_result() {
             assert_eq!(result.report.samples, source.info().samples, "{ctx}");
             assert_eq!(result.devices.len(), 1, "{ctx}: one device per recording");
         }
+    });
+}
+
+#[test]
+fn devices_prepared_while_a_pass_starts_scan_as_one_device() {
+    const NAME: &str = "devices_prepared_while_a_pass_starts_scan_as_one_device";
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let (seed, mut rng) = test_rng(NAME);
+    let config = SyntheticConfig::default()
+        .with_samples(rng.random_range(20_000..40_000))
+        .with_seed(seed);
+    let source: Arc<dyn RecordingSource> = Arc::new(SyntheticRecording::new(config).unwrap());
+    let options = ScanOptions {
+        window_samples: Some(rng.random_range(2_000..6_000)),
+        ..ScanOptions::default()
+    };
+    for_each_runtime(NAME, |target, client| {
+        let devices = two_devices(target, client);
+        let ctx = format!("{target}, seed {seed}");
+        // The preparing threads compile while the pass's own setups compile too: each waits
+        // for the compile in flight and then takes the kernel kept.
+        let prepared: Vec<Prepared> = devices.iter().map(|d| prepare(&d.client)).collect();
+        let two = scan_on(&devices, source.clone(), &options).expect("two devices");
+        for p in prepared {
+            p.wait()
+                .unwrap_or_else(|e| panic!("{ctx}: preparing failed: {e}"));
+        }
+        let one = scan_on(&devices[..1], source.clone(), &options).expect("one device");
+        assert!(
+            same_bits(&one.stats, &two.stats),
+            "{ctx}: the statistics differ"
+        );
+        assert_eq!(two.report.samples, source.info().samples, "{ctx}");
+        for d in &devices {
+            // Only wgpu devices have staging kernels to prepare.
+            assert_eq!(
+                is_prepared(&d.client),
+                target == ComputeTarget::Wgpu,
+                "{ctx}: {}",
+                d.label
+            );
+        }
+        // Preparing a device whose kernels are kept compiles nothing and succeeds.
+        prepare(&devices[1].client)
+            .wait()
+            .unwrap_or_else(|e| panic!("{ctx}: preparing again failed: {e}"));
     });
 }

@@ -21,7 +21,7 @@ use std::sync::Mutex;
 use clap::{Args, Parser, Subcommand};
 use cubecl::client::Client;
 use dspk_device::{Catalog, DEVICES_ENV, DeviceChoice, TargetExt, describe};
-use dspk_stream::PassDevice;
+use dspk_stream::{PassDevice, Prepared, prepare};
 use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV};
 
 use crate::error::{CliError, CliResult, Context as _};
@@ -416,6 +416,12 @@ impl Ctx {
     /// (the runtime's default device). With `--runtime` or `DSPK_RUNTIME`, only that
     /// runtime's devices can be chosen.
     pub(crate) fn chosen_devices(&self) -> CliResult<Option<Vec<PassDevice>>> {
+        Ok(self.chosen_prepared()?.map(|(devices, _)| devices))
+    }
+
+    /// [`chosen_devices`](Self::chosen_devices), each device's pass kernels compiling from
+    /// the moment it opened (while the next one opens).
+    fn chosen_prepared(&self) -> CliResult<Option<(Vec<PassDevice>, Vec<Prepared>)>> {
         let choice = match &self.devices {
             Some(text) => text.parse::<DeviceChoice>().context("--devices")?,
             None => match DeviceChoice::from_env()? {
@@ -431,28 +437,34 @@ impl Ctx {
         let runtime = (self.runtime.is_some() || std::env::var_os(RUNTIME_ENV).is_some())
             .then(|| self.target())
             .transpose()?;
-        let chosen = Catalog::list().open(&choice, runtime).context(flag)?;
-        Ok(Some(
-            chosen
-                .into_iter()
-                .map(|c| PassDevice {
-                    client: c.client,
-                    label: c.label,
-                })
-                .collect(),
-        ))
+        let mut prepared = Vec::new();
+        let chosen = Catalog::list()
+            .open_each(&choice, runtime, |d| prepared.push(prepare(&d.client)))
+            .context(flag)?;
+        let devices = chosen
+            .into_iter()
+            .map(|c| PassDevice {
+                client: c.client,
+                label: c.label,
+            })
+            .collect();
+        Ok(Some((devices, prepared)))
     }
 
     /// The devices a pass runs on: [`chosen_devices`](Self::chosen_devices), else the
-    /// runtime's default device; with the runtime.
-    pub(crate) fn pass_devices(&self) -> CliResult<(ComputeTarget, Vec<PassDevice>)> {
-        if let Some(devices) = self.chosen_devices()? {
+    /// runtime's default device; with the runtime, and each device's kernels compiling (the
+    /// pass waits for them; keep the [`Prepared`] until it is done).
+    pub(crate) fn pass_devices(
+        &self,
+    ) -> CliResult<(ComputeTarget, Vec<PassDevice>, Vec<Prepared>)> {
+        if let Some((devices, prepared)) = self.chosen_prepared()? {
             let target = describe(&devices[0].client).runtime;
-            return Ok((target, devices));
+            return Ok((target, devices, prepared));
         }
         let (target, client) = self.client()?;
+        let prepared = vec![prepare(&client)];
         let label = describe(&client).adapter_name;
-        Ok((target, vec![PassDevice { client, label }]))
+        Ok((target, vec![PassDevice { client, label }], prepared))
     }
 }
 

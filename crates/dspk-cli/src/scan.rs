@@ -62,7 +62,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let window_samples = window_option(opts.window_samples)?;
     let route = DecodeRoute::from_env()?;
     input.report_warnings();
-    let (target, devices) = ctx.pass_devices()?;
+    let (target, devices, _prepared) = ctx.pass_devices()?;
     let len = range.end - range.start;
     let progress = Progress::bytes("scan", len.saturating_mul(info.frame_bytes() as u64));
     let result = scan_on(
@@ -118,7 +118,7 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
     for input in inputs {
         input.report_warnings();
     }
-    let (target, devices) = ctx.pass_devices()?;
+    let (target, devices, _prepared) = ctx.pass_devices()?;
     let progress = Progress::bytes("scan", total);
     let summed = Summed::new(&progress, jobs.len());
     let parts = summed.parts();

@@ -92,6 +92,20 @@ impl Catalog {
         choice: &DeviceChoice,
         runtime: Option<ComputeTarget>,
     ) -> DspResult<Vec<ChosenDevice>> {
+        self.open_each(choice, runtime, |_| {})
+    }
+
+    /// As [`open`](Self::open), handing each device to `opened` as soon as it is open, before
+    /// the next one opens (to start work on it meanwhile: compiling its kernels, say).
+    ///
+    /// # Errors
+    /// As [`open`](Self::open).
+    pub fn open_each(
+        &self,
+        choice: &DeviceChoice,
+        runtime: Option<ComputeTarget>,
+        mut opened: impl FnMut(&ChosenDevice),
+    ) -> DspResult<Vec<ChosenDevice>> {
         let of_runtime = |d: &&ListedDevice| runtime.is_none_or(|t| d.info.runtime == t);
         let indices: Vec<usize> = match choice {
             DeviceChoice::All => {
@@ -154,11 +168,13 @@ impl Catalog {
                     )));
                 }
             };
-            chosen.push(ChosenDevice {
+            let device = ChosenDevice {
                 index,
                 label,
                 client,
-            });
+            };
+            opened(&device);
+            chosen.push(device);
         }
         Ok(chosen)
     }

@@ -53,7 +53,10 @@ use cubecl::client::Client;
 use dspk_types::{DspError, DspResult};
 
 pub use destination::Destination;
-pub use kernel::{STAGING_KERNEL_PARAMS, StagingKernel, StagingLaunch, compile_staging_kernel_for};
+pub use kernel::{
+    STAGING_KERNEL_PARAMS, StagingKernel, StagingLaunch, compile_staging_kernel_for,
+    staging_kernel_kept,
+};
 pub use staging::{Staging, UPLOAD_ENV};
 
 #[cfg(feature = "wgpu")]

@@ -88,6 +88,7 @@ mod host;
 mod multi;
 mod ordered;
 mod pass;
+mod prepare;
 mod route;
 mod scan;
 mod staged;
@@ -97,6 +98,7 @@ pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, clas
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};
+pub use prepare::{Prepared, is_prepared, prepare};
 pub use route::{DECODE_ENV, DecodeRoute};
 pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};
 pub use staged::{Target, compile_decode_in_staging, launch_of};

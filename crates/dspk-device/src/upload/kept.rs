@@ -1,7 +1,8 @@
 //! What is kept between passes, for the process: idle host staging buffers per device,
 //! compiled staging kernels per device and source, and fill-thread pools per thread count.
-//! This module owns the three caches; [`release`] drops them all, before the devices they
-//! belong to are shut down ([`crate::shutdown_devices`] and the exit teardown call it).
+//! This module owns the three caches and the lock staging kernels compile under; [`release`]
+//! drops the caches, once no kernel is compiling, before the devices they belong to are shut
+//! down ([`crate::shutdown_devices`] and the exit teardown call it).
 
 use std::sync::Arc;
 
@@ -47,12 +48,33 @@ struct KeptKernel {
     layout: wgpu::BindGroupLayout,
 }
 
+/// Held while a staging kernel compiles: kernels compile one at a time in the process. Two
+/// devices of one H200 compiling the same kernel at once took 25-31 ms each (one alone 5-12 ms);
+/// one after the other, the second took 1.3 ms, the driver keeping what it compiled. A compile
+/// in flight for a device is waited for, and its kernel then found in [`KERNELS`].
+static COMPILE: Mutex<()> = Mutex::new(());
+
+/// The compile lock ([`COMPILE`]), held until the guard drops.
+pub(super) fn compiling() -> parking_lot::MutexGuard<'static, ()> {
+    COMPILE.lock()
+}
+
+/// Whether a pipeline for `wgsl`'s `entry` on `device` is kept.
+pub(super) fn has_kernel(device: &wgpu::Device, wgsl: &str, entry: &str) -> bool {
+    KERNELS
+        .lock()
+        .iter()
+        .any(|k| k.device == *device && k.wgsl == wgsl && k.entry == entry)
+}
+
 /// Pools of fill threads made so far, shared by every uploader that asks for as many threads
 /// (a later pass does not start its threads again).
 static FILL_POOLS: Mutex<Vec<Arc<rayon::ThreadPool>>> = Mutex::new(Vec::new());
 
 /// Drops every kept staging buffer, kernel and fill pool (before the devices are shut down).
 pub(crate) fn release() {
+    // A kernel compiling now (on a thread that prepares a device) finishes first.
+    let _compiles = COMPILE.lock();
     drop(std::mem::take(&mut *STAGING.lock()));
     drop(std::mem::take(&mut *KERNELS.lock()));
     drop(std::mem::take(&mut *FILL_POOLS.lock()));

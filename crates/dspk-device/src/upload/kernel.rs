@@ -72,6 +72,18 @@ pub fn compile_staging_kernel_for(
     Ok(None)
 }
 
+/// Whether the pipeline of `wgsl`'s `entry` is compiled and kept for `client`'s device (the
+/// next [`compile_staging_kernel_for`] of it there takes it, not compiling again); `false`
+/// where the client is not a wgpu device dspk opened.
+pub fn staging_kernel_kept(client: &Client, wgsl: &str, entry: &str) -> bool {
+    #[cfg(feature = "wgpu")]
+    if let Some(handles) = crate::bridge::handles_of(client) {
+        return crate::upload::kept::has_kernel(&handles.device, wgsl, entry);
+    }
+    let _ = (client, wgsl, entry);
+    false
+}
+
 /// Refuses a launch whose buffers do not match its kernel's, or with too many parameters.
 pub(super) fn check_launch(launch: &StagingLaunch<'_>) -> DspResult<()> {
     if launch.buffers.len() != launch.kernel.buffers {
@@ -142,6 +154,9 @@ mod pipeline {
         entry: &str,
         buffers: usize,
     ) -> DspResult<StagingKernel> {
+        // One at a time in the process (see `kept::compiling`): a compile in flight for this
+        // device is then found kept.
+        let _one_at_a_time = kept::compiling();
         let cached = kept::kernel(device, wgsl, entry);
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let (pipeline, layout) = match cached {
