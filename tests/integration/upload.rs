@@ -208,11 +208,12 @@ fn back_to_back_uploads_each_reach_their_own_buffer() {
     const NAME: &str = "back_to_back_uploads_each_reach_their_own_buffer";
     for_each_runtime(NAME, |target, client| {
         let (seed, mut rng) = test_rng(NAME);
-        for wanted in ALL {
+        for (wanted, staging_buffers) in ALL.into_iter().flat_map(|w| [(w, 1), (w, 2)]) {
             let capacity = 1 << 20;
-            let mut uploader = Uploader::with_staging(client, capacity, 2, wanted);
-            // Five uploads queued without reading in between: each staging buffer is reused
-            // while earlier copies may still be in flight.
+            let mut uploader = Uploader::with_buffers(client, capacity, 2, wanted, staging_buffers);
+            // Five uploads queued without reading in between: each staging buffer (one, as a
+            // device taking turns with others has, or two) is reused while earlier copies may
+            // still be in flight.
             let windows: Vec<Vec<u8>> = (0..5)
                 .map(|_| {
                     let mut w = vec![0u8; rng.random_range(1..capacity as usize)];
@@ -242,7 +243,8 @@ fn back_to_back_uploads_each_reach_their_own_buffer() {
             for (k, (w, dst)) in windows.iter().zip(&buffers).enumerate() {
                 assert!(
                     read_bytes(client, dst, w.len()) == *w,
-                    "{target}, seed {seed}: {} window {k} differs on the device",
+                    "{target}, seed {seed}: {} window {k} differs on the device \
+                     ({staging_buffers} staging buffers)",
                     uploader.staging().name()
                 );
             }

@@ -105,9 +105,32 @@ impl Uploader {
     /// As [`Uploader::new`], asking for `wanted`; a path the device does not offer falls back
     /// to the next one in the order host, mapped, write ([`Uploader::staging`] says which).
     pub fn with_staging(client: &Client, capacity: u64, threads: usize, wanted: Staging) -> Self {
+        Self::with_buffers(client, capacity, threads, wanted, ring::STAGING_SLOTS)
+    }
+
+    /// As [`Uploader::new`], staging through one buffer where it would have two: for a device
+    /// whose uploads take turns with other devices' (a pass over several devices), so that
+    /// another device's buffer fills while this one's is read, and N devices pin N buffers,
+    /// not 2N. Pinning is what a second device costs a fresh process (on the H200 ~6.5 ms per
+    /// 23 MB buffer, one allocation at a time in the process, each holding up the other
+    /// device's uploads while it runs).
+    pub fn new_taking_turns(client: &Client, capacity: u64, threads: usize) -> DspResult<Self> {
+        let wanted = Staging::from_env()?.unwrap_or(Staging::HostCached);
+        Ok(Self::with_buffers(client, capacity, threads, wanted, 1))
+    }
+
+    /// As [`Uploader::with_staging`], through `buffers` staging buffers (at least one; two
+    /// where it is made by `new`, one by [`Uploader::new_taking_turns`]).
+    pub fn with_buffers(
+        client: &Client,
+        capacity: u64,
+        threads: usize,
+        wanted: Staging,
+        buffers: usize,
+    ) -> Self {
         let ring = match wanted {
             Staging::Write => None,
-            _ => Ring::open(client, capacity, threads.max(1), wanted),
+            _ => Ring::open(client, capacity, threads.max(1), wanted, buffers.max(1)),
         };
         Self {
             client: client.clone(),

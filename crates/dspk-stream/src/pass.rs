@@ -187,6 +187,7 @@ impl<'a> DevicePass<'a> {
                 route: self.route,
                 threads: self.threads,
                 started,
+                take_turns: false,
             },
             claim,
             |_, w, decoded| on_window(w, decoded),
@@ -279,6 +280,9 @@ pub(crate) struct Settings {
     pub(crate) threads: usize,
     /// When the pass began (the report's `wall` and `setup` count from it).
     pub(crate) started: Instant,
+    /// Whether the device's uploads take turns with other devices' (one staging buffer each:
+    /// [`Uploader::new_taking_turns`]).
+    pub(crate) take_turns: bool,
 }
 
 /// One device's loop: sets up the decoder and the uploader on `client`, then takes window
@@ -299,6 +303,7 @@ pub(crate) fn drive(
         route,
         threads,
         started,
+        take_turns,
     } = settings;
     let source = &*plan.source;
     let info = source.info();
@@ -333,7 +338,11 @@ pub(crate) fn drive(
             .name("dspk-kernel".into())
             .spawn(move || compile_decode_in_staging(&client))
     });
-    let mut uploader = Uploader::new(client, capacity, threads)?;
+    let mut uploader = if take_turns {
+        Uploader::new_taking_turns(client, capacity, threads)?
+    } else {
+        Uploader::new(client, capacity, threads)?
+    };
     let kernel: Option<StagingKernel> = match compiling {
         Some(Ok(thread)) => match thread.join() {
             Ok(compiled) => compiled?,

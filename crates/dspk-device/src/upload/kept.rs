@@ -80,17 +80,20 @@ pub(crate) fn release() {
     drop(std::mem::take(&mut *FILL_POOLS.lock()));
 }
 
-/// Kept host staging buffers of `device` of the `wanted` kind holding at least `bytes` each
-/// (and at most twice that, so a small uploader does not sit on a large set).
+/// A kept set of at least `buffers` host staging buffers of `device` of the `wanted` kind
+/// holding at least `bytes` each (and at most twice that, so a small uploader does not sit on
+/// a large set).
 pub(super) fn take_staging(
     device: &wgpu::Device,
     bytes: u64,
     wanted: Staging,
+    buffers: usize,
 ) -> Option<IdleStaging> {
     let mut kept = STAGING.lock();
     let i = kept.iter().rposition(|c| {
         c.device == *device
             && c.staging == wanted
+            && c.slots.len() >= buffers
             && c.slot_bytes >= bytes
             && c.slot_bytes <= bytes.saturating_mul(2)
     })?;

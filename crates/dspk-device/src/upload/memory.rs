@@ -121,6 +121,9 @@ pub(super) fn first_slots(
         return (mapped_slots(device, bytes, count), Staging::Mapped, None);
     };
     let rest = 1..count;
+    if rest.is_empty() {
+        return (first, staging, None);
+    }
     if let Some(handle) = spawn_host_slots(device, bytes, wanted, rest.clone()) {
         return (first, staging, Some(handle));
     }

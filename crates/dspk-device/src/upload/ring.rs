@@ -26,8 +26,9 @@ use crate::bridge;
 /// window of up to this size crosses in one copy.
 pub(super) const STAGING_CHUNK: u64 = 64 << 20;
 
-/// Staging buffers in the ring: one being filled while the copy out of the other runs.
-const STAGING_SLOTS: usize = 2;
+/// Staging buffers in a ring of its own: one being filled while the copy out of the other
+/// runs (a ring taking turns with other devices' has one).
+pub(super) const STAGING_SLOTS: usize = 2;
 
 /// Uploads through a ring of persistent staging buffers: filling one overlaps the device's copy
 /// out of the other.
@@ -36,6 +37,8 @@ pub(super) struct Ring {
     device: wgpu::Device,
     queue: wgpu::Queue,
     slots: Vec<Slot>,
+    /// How many slots the ring has once the pending ones are in.
+    buffers: usize,
     next: usize,
     /// Bytes one staging buffer holds.
     slot_bytes: u64,
@@ -55,8 +58,8 @@ pub(super) struct Ring {
 }
 
 impl Ring {
-    /// A ring for `client` of up to `capacity` bytes per upload through [`STAGING_SLOTS`]
-    /// staging buffers of the `wanted` kind where the device has it (else wgpu's mapped
+    /// A ring for `client` of up to `capacity` bytes per upload through `buffers` (at least
+    /// one; [`STAGING_SLOTS`] for a ring of its own) staging buffers of the `wanted` kind where the device has it (else wgpu's mapped
     /// buffers), filled by `threads` workers; `None` where `client` is not a wgpu device dspk
     /// opened.
     pub(super) fn open(
@@ -64,6 +67,7 @@ impl Ring {
         capacity: u64,
         threads: usize,
         wanted: Staging,
+        buffers: usize,
     ) -> Option<Self> {
         let handles = bridge::handles_of(client)?;
         let (device, queue) = (handles.device, handles.queue);
@@ -71,11 +75,11 @@ impl Ring {
         let capacity = capacity.max(4).next_multiple_of(STAGING_KERNEL_ALIGN);
         let slot_bytes = capacity.min(STAGING_CHUNK);
         let (slots, slot_bytes, staging, pending, reused) =
-            match kept::take_staging(&device, slot_bytes, wanted) {
+            match kept::take_staging(&device, slot_bytes, wanted, buffers) {
                 Some(idle) => (idle.slots, idle.slot_bytes, idle.staging, None, true),
                 None => {
                     let (slots, staging, pending) =
-                        first_slots(&device, slot_bytes, wanted, STAGING_SLOTS);
+                        first_slots(&device, slot_bytes, wanted, buffers);
                     (slots, slot_bytes, staging, pending, false)
                 }
             };
@@ -84,6 +88,7 @@ impl Ring {
             device,
             queue,
             slots,
+            buffers,
             next: 0,
             slot_bytes,
             capacity,
@@ -149,7 +154,7 @@ impl Ring {
         self.adopt_pending(true);
         self.wait_idle()?;
         let bytes = bytes.next_multiple_of(STAGING_KERNEL_ALIGN);
-        let (slots, staging) = make_slots(&self.device, bytes, self.wanted, STAGING_SLOTS);
+        let (slots, staging) = make_slots(&self.device, bytes, self.wanted, self.buffers);
         self.slots = slots;
         self.staging = staging;
         self.slot_bytes = bytes;
@@ -339,7 +344,7 @@ impl Drop for Ring {
             return;
         }
         self.adopt_pending(true);
-        if self.wait_idle().is_err() || self.slots.len() < STAGING_SLOTS {
+        if self.wait_idle().is_err() || self.slots.len() < self.buffers {
             return;
         }
         kept::keep_staging(IdleStaging {
