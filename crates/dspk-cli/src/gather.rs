@@ -43,7 +43,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
                 "job": job.job,
                 "recording": job.recording,
                 "stream": job.stream,
-                "segment": job.segment,
+                "part": job.part,
                 "error": record.error,
                 "host": record.provenance.host,
                 "record": failure_path(dir, job.job).display().to_string(),
@@ -52,7 +52,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
                 "job": job.job,
                 "recording": job.recording,
                 "stream": job.stream,
-                "segment": job.segment,
+                "part": job.part,
                 "error": why.clone().unwrap_or_else(|| "never ran (or still running)".to_string()),
             })),
         }

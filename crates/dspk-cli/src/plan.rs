@@ -60,7 +60,7 @@ pub(crate) struct JobOptions {
     pub(crate) order: Option<String>,
 }
 
-/// One job: a segment of one recording.
+/// One job: a part of one recording (a segment, or a piece of one cut by `--chunk`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Job {
     /// Its number, `0..jobs`: the `--job` of `dspk run` and the array index.
@@ -75,11 +75,15 @@ pub(crate) struct Job {
     /// The built-in synthetic recording's length in samples, when that is the recording.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) synthetic_samples: Option<u64>,
-    /// Which segment of the recording this is, and of how many.
-    pub(crate) segment: usize,
-    /// How many segments the recording is cut into.
-    pub(crate) segments: usize,
-    /// First sample of the segment.
+    /// Which part of the recording (of its stream) this is, from 0: its segments in order,
+    /// each cut into pieces by `--chunk` (plans before the field was renamed call it
+    /// `segment`).
+    #[serde(alias = "segment")]
+    pub(crate) part: usize,
+    /// How many parts the recording (its stream) is cut into.
+    #[serde(alias = "segments")]
+    pub(crate) parts: usize,
+    /// First sample of the part.
     pub(crate) start_sample: u64,
     /// One past its last sample.
     pub(crate) end_sample: u64,
@@ -99,8 +103,8 @@ impl Job {
             self.stream
                 .as_deref()
                 .map_or_else(String::new, |s| format!(" stream {s}")),
-            self.segment + 1,
-            self.segments
+            self.part + 1,
+            self.parts
         )
     }
 }
@@ -250,8 +254,8 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
                 recording: recording.clone(),
                 stream: stream.clone(),
                 synthetic_samples: synthetic,
-                segment: i,
-                segments: count,
+                part: i,
+                parts: count,
                 stored_bytes: (r.end - r.start).saturating_mul(info.frame_bytes() as u64),
                 start_sample: r.start,
                 end_sample: r.end,

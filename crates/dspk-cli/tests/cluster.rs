@@ -170,6 +170,15 @@ fn plan_run_gather_match_local_scans_and_skip_finished_jobs() {
                 (10_000, 15_000)
             ]
         );
+        // Each job's part of its recording, and of how many.
+        let parts: Vec<(u64, u64)> = jobs
+            .iter()
+            .map(|j| (j["part"].as_u64().unwrap(), j["parts"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(
+            parts,
+            [(0, 3), (1, 3), (2, 3), (0, 2), (1, 2), (0, 2), (1, 2)]
+        );
         let script = std::fs::read_to_string(root.join("jobs/array.sbatch")).unwrap();
         assert!(
             script.contains("#SBATCH --array=0-6")

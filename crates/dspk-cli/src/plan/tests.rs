@@ -65,8 +65,8 @@ fn job(n: usize) -> Job {
         recording: Some("a/b.bin".to_string()),
         stream: None,
         synthetic_samples: None,
-        segment: n,
-        segments: 3,
+        part: n,
+        parts: 3,
         start_sample: 10 * n as u64,
         end_sample: 10 * n as u64 + 10,
         stored_bytes: 40,
@@ -92,6 +92,13 @@ fn plan_files_round_trip_and_bad_ones_are_named() {
         Path::new("/mnt/x/a/b.bin")
     );
     assert_eq!(back.jobs[2].label(), "a/b.bin [3/3]");
+    // A plan written before the fields were renamed reads the same.
+    let older = text
+        .replace("\"part\":", "\"segment\":")
+        .replace("\"parts\":", "\"segments\":");
+    assert_ne!(older, text);
+    std::fs::write(dir.join(PLAN_FILE), &older).unwrap();
+    assert_eq!(Plan::load(&dir).unwrap(), plan);
     let e = back.job(3).unwrap_err().to_string();
     assert_eq!(e, "job 3 is not in the plan: it has 3 jobs, 0 to 2");
 
