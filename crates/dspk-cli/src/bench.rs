@@ -55,6 +55,8 @@ pub(crate) struct Row {
 pub(crate) struct BenchOptions {
     /// A recording to read instead of a synthetic file written for the run.
     pub(crate) recording: Option<PathBuf>,
+    /// The Open Ephys stream of the recording to read.
+    pub(crate) stream: Option<String>,
     /// Seconds of synthetic data to write when no recording is given.
     pub(crate) seconds: u64,
     /// Samples per window (default: one second).
@@ -99,6 +101,11 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     if opts.window_samples == Some(0) {
         return Err(CliError::new("--window-samples must be at least 1"));
     }
+    if opts.stream.is_some() && opts.recording.is_none() {
+        return Err(CliError::new(
+            "--stream names a stream of REC: give the Open Ephys recording to read",
+        ));
+    }
     let mut rows = Vec::new();
     let memcpy = memcpy_gbs();
 
@@ -123,7 +130,12 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
             path
         }
     };
-    let opened = dspk_io::open(&path)?;
+    let opened = dspk_io::open_with(
+        &path,
+        &dspk_io::OpenOptions {
+            stream: opts.stream.clone(),
+        },
+    )?;
     for w in opened.warnings() {
         eprintln!("warning: {}", crate::report::escape_controls(w, false));
     }

@@ -187,9 +187,15 @@ struct GatherArgs {
 
 #[derive(Debug, Args)]
 struct BenchArgs {
-    /// A raw binary or SpikeGLX recording to read (best page-cached); none: a synthetic file
+    /// A recording to read (best page-cached): a raw binary file with its sidecar, a SpikeGLX
+    /// .bin or an Open Ephys recording folder; none: a synthetic file
     #[arg(value_name = "REC")]
     recording: Option<PathBuf>,
+
+    /// The Open Ephys continuous stream of REC to read, by folder name or stream_name, where
+    /// it has several
+    #[arg(long, value_name = "NAME")]
+    stream: Option<String>,
 
     /// Seconds of synthetic data to write when no REC is given
     #[arg(long, default_value_t = 20)]
@@ -649,6 +655,7 @@ fn run(cli: Cli) -> CliResult<String> {
             &ctx,
             &bench::BenchOptions {
                 recording: args.recording,
+                stream: args.stream,
                 seconds: args.seconds,
                 window_samples: args.window_samples,
             },

@@ -252,6 +252,16 @@ const CASES: &[Case] = &[
         1,
         &["--stream", "give the REC"],
     ),
+    case(
+        &["bench", "raw.bin", "--stream", "ProbeA-AP"],
+        1,
+        &["raw.bin", "no streams", "'ProbeA-AP'", "Open Ephys"],
+    ),
+    case(
+        &["bench", "--stream", "ProbeA-AP", "--seconds", "1"],
+        1,
+        &["--stream", "give the Open Ephys recording"],
+    ),
     // Devices and several recordings.
     case(
         &["scan", "raw.bin", "--devices", "first"],
