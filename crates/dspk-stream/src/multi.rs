@@ -88,8 +88,8 @@ pub struct MultiReport<T> {
 /// A pass of a recording's windows over several devices: each device has its own decoder,
 /// uploader and staging (as [`crate::DevicePass`] on one, but with one staging buffer where
 /// that has two when the pass is short, under ~1 GB per device: the devices' buffers take
-/// turns; the fill threads are one pool that all of them use), and takes the next window not yet
-/// taken whenever it is ready for one, so a slower device takes fewer; each window is read
+/// turns; the fill threads are one pool that all of them use), and takes the next window not
+/// yet taken whenever it is ready for one, so a slower device takes fewer; each window is read
 /// from the source once, by the device that took it. The first error on any device stops
 /// every device (each finishes the window it is on) and is returned naming the device.
 ///

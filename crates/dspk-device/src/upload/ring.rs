@@ -59,9 +59,9 @@ pub(super) struct Ring {
 
 impl Ring {
     /// A ring for `client` of up to `capacity` bytes per upload through `buffers` (at least
-    /// one; [`STAGING_SLOTS`] for a ring of its own) staging buffers of the `wanted` kind where the device has it (else wgpu's mapped
-    /// buffers), filled by `threads` workers; `None` where `client` is not a wgpu device dspk
-    /// opened.
+    /// one; [`STAGING_SLOTS`] for a ring of its own) staging buffers of the `wanted` kind where
+    /// the device has it (else wgpu's mapped buffers), filled by `threads` workers; `None` where
+    /// `client` is not a wgpu device dspk opened.
     pub(super) fn open(
         client: &Client,
         capacity: u64,
