@@ -208,6 +208,11 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
              one",
         ));
     }
+    if opts.stream.is_some() && opts.synthetic.is_some() {
+        return Err(CliError::new(
+            "--stream chooses Open Ephys streams; the built-in synthetic recording has none",
+        ));
+    }
     window_option(opts.options.window_samples)?;
     if let Some(channels) = &opts.options.channels {
         ChannelList::parse(channels).context("--channels")?;
@@ -286,11 +291,6 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         }
     }
     if let Some(length) = opts.synthetic {
-        if opts.stream.is_some() {
-            return Err(CliError::new(
-                "--stream chooses Open Ephys streams; the built-in synthetic recording has none",
-            ));
-        }
         let input = Input::synthetic(Some(length))?.with_rate(rate)?;
         let samples = input.info().samples;
         add(None, None, Some(samples), &input)?;

@@ -449,8 +449,21 @@ fn convert_jobs_write_outputs_in_the_plan() {
 fn bad_plans_and_jobs_are_one_line_errors() {
     let root = scratch("cluster-bad");
     let (raw, _) = data(&root);
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["plan", "--out", "jobs"], "nothing to plan"),
+        (
+            &[
+                "plan",
+                "data/none.bin",
+                "--synthetic-duration",
+                "1",
+                "--stream",
+                "ProbeA-AP",
+                "--out",
+                "jobs",
+            ],
+            "the built-in synthetic recording has none",
+        ),
         (
             &[
                 "plan",
