@@ -4,6 +4,7 @@ use std::env;
 use std::ffi::OsString;
 
 use crate::Error;
+use crate::backends::Runtime;
 use crate::cmd::{Cmd, Workspace};
 
 /// The runtimes the tests must find a device for; read once, here.
@@ -14,7 +15,7 @@ const CI_TEST_RUNTIMES: &str = "wgpu";
 
 /// Runs the CI sequence.
 pub fn ci(ws: &Workspace) -> Result<(), Error> {
-    let steps = 7;
+    let steps = 8;
     let mut step = 0;
     let mut begin = |what: &str| {
         step += 1;
@@ -36,6 +37,25 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
             "warnings",
         ])
         .run()?;
+
+    // Runtimes are chosen by features (README, "Backends"): each combination that can build
+    // here is compiled, so that one nobody builds cannot stop compiling unnoticed. cuda, hip and
+    // cpu are not among them: CubeCL 0.11 downloads an LLVM bundle to build those runtimes,
+    // which this workplace cannot reach (`cargo xtask test-backends` reports them). wgpu alone
+    // is also the default build the lints compiled; it is named here so that a change of the
+    // defaults cannot drop it.
+    begin("feature combinations (no runtime; each runtime that builds here)");
+    for features in feature_combinations() {
+        Cmd::cargo(ws)
+            .args([
+                "check",
+                "--workspace",
+                "--all-targets",
+                "--no-default-features",
+            ])
+            .args(features)
+            .run()?;
+    }
 
     begin("docs");
     Cmd::cargo(ws)
@@ -95,6 +115,21 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     eprintln!("{}", crate::disk::report(ws));
     eprintln!("\nci: all {steps} steps passed");
     Ok(())
+}
+
+/// The runtimes `cargo check` builds one at a time: those whose build needs nothing downloaded.
+const CHECKED_RUNTIMES: [Runtime; 1] = [Runtime::Wgpu];
+
+/// The feature arguments of each checked combination, after `--no-default-features`: none
+/// (no runtime at all), then each of [`CHECKED_RUNTIMES`] alone.
+fn feature_combinations() -> Vec<Vec<&'static str>> {
+    std::iter::once(Vec::new())
+        .chain(
+            CHECKED_RUNTIMES
+                .iter()
+                .map(|runtime| vec!["--features", runtime.name()]),
+        )
+        .collect()
 }
 
 /// `DSPK_TEST_RUNTIMES` as given, else `wgpu` when running in CI, else unset.

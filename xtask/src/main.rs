@@ -25,6 +25,10 @@ COMMANDS:
     ci              What CI runs, in order, stopping at the first failure:
                       cargo fmt --all --check
                       cargo clippy --workspace --all-targets -- -D warnings
+                      cargo check --workspace --all-targets --no-default-features
+                      cargo check --workspace --all-targets --no-default-features
+                        --features wgpu   (each runtime that builds here: cuda, hip and cpu
+                        need CubeCL's downloaded LLVM bundle, see NOTES)
                       RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
                       cargo deny check licenses bans sources   (skipped if not installed)
                       cargo test --workspace --release   (DSPK_TEST_RUNTIMES=wgpu when CI is set

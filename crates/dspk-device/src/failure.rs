@@ -17,7 +17,7 @@ pub(crate) fn device_failure(target: ComputeTarget, reason: impl Into<String>) -
 
 /// `target`'s device failed doing `what`, with the runtime's own error `e`, as a [`DspError`].
 #[cfg_attr(
-    not(feature = "wgpu"),
+    not(any(feature = "wgpu", test)),
     expect(
         dead_code,
         reason = "only the wgpu modules report failures in a DspResult"

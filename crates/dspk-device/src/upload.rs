@@ -319,11 +319,20 @@ mod ring {
 
     use super::{Destination, Staging, StagingKernel, StagingLaunch};
 
+    /// As the wgpu ring's: what [`super::Uploader::with_staging`] asks for.
+    pub(super) const STAGING_SLOTS: usize = 2;
+
     /// No value.
     pub(super) enum Ring {}
 
     impl Ring {
-        pub(super) fn open(client: &Client, _: u64, _: usize, _: Staging) -> Option<Self> {
+        pub(super) fn open(
+            client: &Client,
+            _: u64,
+            _: usize,
+            _: Staging,
+            _: usize,
+        ) -> Option<Self> {
             crate::registry::wgpu_handles_of(client).map(|handles| match handles {})
         }
         pub(super) fn capacity(&self) -> u64 {

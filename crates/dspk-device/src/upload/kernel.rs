@@ -20,6 +20,10 @@ pub(super) use pipeline::{STAGING_KERNEL_ALIGN, compile, record};
 /// stale bytes after it up to a multiple of 16); bindings 2 and on, the device buffers of the
 /// launch, in order.
 pub struct StagingKernel {
+    #[cfg_attr(
+        not(feature = "wgpu"),
+        expect(dead_code, reason = "without wgpu no kernel is compiled or launched")
+    )]
     compiled: pipeline::Compiled,
     /// Device buffers a launch binds.
     buffers: usize,
