@@ -10,18 +10,25 @@ use crate::cmd::{Cmd, Workspace};
 /// The runtimes the tests must find a device for; read once, here.
 const TEST_RUNTIMES_VAR: &str = "DSPK_TEST_RUNTIMES";
 
-/// What CI tests on: lavapipe gives every CI machine a wgpu device.
+/// What CI tests on: lavapipe gives every CI machine a wgpu device (`.ci/run` installs it).
 const CI_TEST_RUNTIMES: &str = "wgpu";
 
 /// Runs the CI sequence.
 pub fn ci(ws: &Workspace) -> Result<(), Error> {
-    let steps = 8;
+    let steps = 9;
     let mut step = 0;
     let mut begin = |what: &str| {
         step += 1;
         eprintln!("\n==> ci [{step}/{steps}] {what}");
         eprintln!("{}", crate::disk::report(ws));
     };
+
+    // Before anything is built: what the tests need from the machine, so that a missing
+    // package fails the run in seconds, saying what to install, instead of a test skipping.
+    begin("set-up: system packages, the Python tools venv");
+    let test_runtimes = test_runtimes();
+    crate::prereq::check(&test_runtimes)?;
+    let py_tools = crate::python::set_up_tools(ws)?;
 
     begin("formatting");
     Cmd::cargo(ws).args(["fmt", "--all", "--check"]).run()?;
@@ -93,12 +100,10 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     // and wgpu compile twice in all (checked for lints and docs, optimised once) instead of a
     // third time for a debug test build.
     begin("tests");
-    let test_runtimes = test_runtimes();
-    let mut tests = Cmd::cargo(ws).args(["test", "--workspace", "--release"]);
-    if let Some(runtimes) = &test_runtimes {
-        tests = tests.env(TEST_RUNTIMES_VAR, runtimes);
-    }
-    tests.run()?;
+    Cmd::cargo(ws)
+        .args(["test", "--workspace", "--release"])
+        .env(TEST_RUNTIMES_VAR, &test_runtimes)
+        .run()?;
 
     // The runtime matrix (`cargo xtask test-backends`) is not repeated here: the workspace tests
     // above already ran every device test on the runtimes CI requires (wgpu), and each of cuda,
@@ -110,7 +115,7 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
         .run()?;
 
     begin("the Python package (wheel, fresh venv, pytest)");
-    crate::python::test_package(ws, in_ci(), test_runtimes.as_deref())?;
+    crate::python::test_package(ws, &py_tools, &test_runtimes)?;
 
     eprintln!("{}", crate::disk::report(ws));
     eprintln!("\nci: all {steps} steps passed");
@@ -132,13 +137,10 @@ fn feature_combinations() -> Vec<Vec<&'static str>> {
         .collect()
 }
 
-/// `DSPK_TEST_RUNTIMES` as given, else `wgpu` when running in CI, else unset.
-fn test_runtimes() -> Option<OsString> {
-    match env::var_os(TEST_RUNTIMES_VAR) {
-        Some(given) => Some(given),
-        None if in_ci() => Some(CI_TEST_RUNTIMES.into()),
-        None => None,
-    }
+/// `DSPK_TEST_RUNTIMES` as given, else `wgpu`: CI's runtime, required wherever `ci` runs, so
+/// that the README's test command runs every device test CI runs or fails saying why.
+fn test_runtimes() -> OsString {
+    env::var_os(TEST_RUNTIMES_VAR).unwrap_or_else(|| CI_TEST_RUNTIMES.into())
 }
 
 /// Whether this runs in CI (`CI` set, not `false` or `0`).

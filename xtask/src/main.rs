@@ -7,6 +7,7 @@ mod backends;
 mod ci;
 mod cmd;
 mod disk;
+mod prereq;
 mod python;
 
 use std::fmt;
@@ -23,6 +24,12 @@ USAGE:
 
 COMMANDS:
     ci              What CI runs, in order, stopping at the first failure:
+                      set-up: python3-venv, Slurm (munged, slurmctld, slurmd, sbatch…) and,
+                        when DSPK_TEST_RUNTIMES lists wgpu, a Vulkan loader and driver must be
+                        installed (one line says which apt-get packages otherwise: they need
+                        root); the Python tools venv ($DSPK_PY_TOOLS, default target/py-tools)
+                        is made where it has no maturin: python3 -m venv, pip install maturin
+                        and the test packages
                       cargo fmt --all --check
                       cargo clippy --workspace --all-targets -- -D warnings
                       cargo check --workspace --all-targets --no-default-features
@@ -31,14 +38,13 @@ COMMANDS:
                         need CubeCL's downloaded LLVM bundle, see NOTES)
                       RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
                       cargo deny check licenses bans sources   (skipped if not installed)
-                      cargo test --workspace --release   (DSPK_TEST_RUNTIMES=wgpu when CI is set
-                                                and DSPK_TEST_RUNTIMES is not)
+                      cargo test --workspace --release   (DSPK_TEST_RUNTIMES=wgpu unless
+                                                DSPK_TEST_RUNTIMES is set)
                       cargo run --release -p dspk-cli -- scan
-                      the Python package: $DSPK_PY_TOOLS/bin/maturin build --release
-                        (default venv target/py-tools, made by .ci/run), the wheel installed
+                      the Python package: maturin build --release, the wheel installed
                         into a fresh venv (target/py-wheel-test) with pytest, spikeinterface,
-                        neo, tqdm, then python -m pytest -q python/tests there, without
-                        cargo or rustc on PATH
+                        neo, tqdm, dask, distributed, dask-jobqueue, then python -m pytest -q
+                        python/tests there, without cargo or rustc on PATH
     test-backends   For each runtime, build and test dspk-tests with only that runtime's
                     feature, in its own target dir (wgpu reuses the main one when that is
                     the default build), with DSPK_TEST_RUNTIMES=<runtime>; print a

@@ -8,12 +8,16 @@ use std::path::{Path, PathBuf};
 use crate::Error;
 use crate::cmd::{Cmd, Workspace};
 
-/// A venv with maturin (and pip's cache warm for the test venv); `.ci/run` creates it.
+/// The venv of Python tools (maturin), `<target>/py-tools` unless this names another.
 const TOOLS_VAR: &str = "DSPK_PY_TOOLS";
+
+/// The maturin the tools venv installs: what `pyproject.toml`'s `[build-system]` asks for.
+const MATURIN: &str = "maturin>=1.9.4,<2";
 
 /// What the test venv installs besides the wheel: the references the tests compare with, and
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
-/// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`).
+/// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
+/// `.ci/run` installs none itself.
 const TEST_PACKAGES: [&str; 7] = [
     "pytest",
     "spikeinterface",
@@ -31,28 +35,29 @@ fn tools_venv(ws: &Workspace) -> PathBuf {
         .map_or_else(|| ws.target_dir.join("py-tools"), PathBuf::from)
 }
 
-/// Builds the wheel, installs it into a fresh venv and runs pytest there. Without the tools
-/// venv this is skipped with a line saying how to make it, except in CI, where it fails.
-pub fn test_package(
-    ws: &Workspace,
-    in_ci: bool,
-    test_runtimes: Option<&OsStr>,
-) -> Result<(), Error> {
+/// Makes the tools venv where it has no maturin: `python3 -m venv`, then maturin and the test
+/// packages (installed there too, so that pip's cache serves the fresh test venv). Returns the
+/// venv. python3 with its `venv` module is checked beforehand (`prereq`).
+pub fn set_up_tools(ws: &Workspace) -> Result<PathBuf, Error> {
     let tools = tools_venv(ws);
-    let maturin = tools.join("bin").join("maturin");
-    if !maturin.is_file() {
-        let why = format!(
-            "no maturin at {} (.ci/run creates that venv: python3 -m venv {0} && {0}/bin/pip \
-             install maturin; or set {TOOLS_VAR})",
-            ws.show(&tools)
-        );
-        return if in_ci {
-            Err(Error::Failed(why))
-        } else {
-            eprintln!("skipped: {why}");
-            Ok(())
-        };
+    if tools.join("bin").join("maturin").is_file() {
+        eprintln!("Python tools: {} has maturin", ws.show(&tools));
+        return Ok(tools);
     }
+    Cmd::program(ws, "python3")
+        .args([OsStr::new("-m"), "venv".as_ref(), tools.as_os_str()])
+        .run()?;
+    Cmd::program(ws, tools.join("bin").join("pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check", MATURIN])
+        .args(TEST_PACKAGES)
+        .run()?;
+    Ok(tools)
+}
+
+/// Builds the wheel with the tools venv's maturin, installs it into a fresh venv and runs
+/// pytest there.
+pub fn test_package(ws: &Workspace, tools: &Path, test_runtimes: &OsStr) -> Result<(), Error> {
+    let maturin = tools.join("bin").join("maturin");
     let wheels = ws.target_dir.join("wheels");
     remove_old_wheels(&wheels)?;
     // `--release` is cargo's release profile in the workspace's target dir: the CubeCL and
@@ -87,15 +92,13 @@ pub fn test_package(
         .args([wheel.as_os_str()])
         .args(TEST_PACKAGES)
         .run()?;
-    let mut pytest = Cmd::program(ws, &python)
+    Cmd::program(ws, &python)
         .args(["-m", "pytest", "-q", "python/tests"])
         .env("DSPK_WHEEL_TEST", "1")
         .env("DSPK_BIN", ws.target_dir.join("release").join("dspk"))
-        .env("PATH", path_without_rust());
-    if let Some(runtimes) = test_runtimes {
-        pytest = pytest.env("DSPK_TEST_RUNTIMES", runtimes);
-    }
-    pytest.run()
+        .env("PATH", path_without_rust())
+        .env("DSPK_TEST_RUNTIMES", test_runtimes)
+        .run()
 }
 
 /// Removes wheels of earlier runs, so that exactly one is installed.
