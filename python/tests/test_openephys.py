@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-se = pytest.importorskip("spikeinterface.extractors")
+import spikeinterface.extractors as se
 
 import dspk
 from recordings import OpenEphysStream, openephys_channel, write_openephys_recording

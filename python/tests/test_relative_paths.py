@@ -10,13 +10,11 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
+import spikeinterface.core as si
+from spikeinterface.core.core_tools import SIJsonEncoder
 
-si = pytest.importorskip("spikeinterface.core")
-from spikeinterface.core.core_tools import SIJsonEncoder  # noqa: E402
-
-from dspk.spikeinterface import DspkRecording  # noqa: E402
-from recordings import write_spikeglx  # noqa: E402
+from dspk.spikeinterface import DspkRecording
+from recordings import write_spikeglx
 
 LOAD = """
 import json, sys

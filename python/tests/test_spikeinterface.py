@@ -8,8 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-si = pytest.importorskip("spikeinterface.core")
-se = pytest.importorskip("spikeinterface.extractors")
+import spikeinterface.core as si
+import spikeinterface.extractors as se
 
 import dspk
 from dspk.spikeinterface import DspkRecording

@@ -44,7 +44,8 @@ COMMANDS:
                       the Python package: maturin build --release, the wheel installed
                         into a fresh venv (target/py-wheel-test) with pytest, spikeinterface,
                         neo, tqdm, dask, distributed, dask-jobqueue, then python -m pytest -q
-                        python/tests there, without cargo or rustc on PATH
+                        python/tests there, without cargo or rustc on PATH; a skipped test
+                        fails the run
     test-backends   For each runtime, build and test dspk-tests with only that runtime's
                     feature, in its own target dir (wgpu reuses the main one when that is
                     the default build), with DSPK_TEST_RUNTIMES=<runtime>; print a
