@@ -5,8 +5,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
-    ChannelInfo, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, SampleFormat,
-    SampleRate, Segments, SignalUnit,
+    ChannelInfo, DspError, DspResult, MemoryOrder, Probe, RationalTime, RecordingInfo,
+    SampleFormat, SampleRate, Segments, SignalUnit,
 };
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +41,8 @@ pub const SIDECAR_VERSION: u32 = 1;
 /// (frames of every channel, as acquisition writes) or `channel-major`. Optional:
 /// `version` (1), `header_offset_bytes` (0, bytes skipped before the samples), `channels`
 /// (default names `ch0…`, gain 1, offset 0, dimensionless; each field of an entry is optional
-/// too), `start_time` (seconds, number or exact text; 0), `metadata` (text values). Unknown
+/// too), `start_time` (seconds, number or exact text; 0), `metadata` (text values), `probe`
+/// (the geometry, [`Probe`]'s fields: `channels` holds one contact or `null` per channel). Unknown
 /// fields are refused, so a typo is an error rather than a silently ignored setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -78,6 +79,10 @@ pub struct BinarySidecar {
     /// The rate the clock was measured to run at, where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_sample_rate: Option<SampleRate>,
+    /// Where each channel sits on its probe, where known (one entry per channel, `null` for a
+    /// channel without a contact); checked as it is read. Sidecars without it still read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
@@ -181,6 +186,7 @@ impl BinarySidecar {
             }),
             nominal_sample_rate: info.nominal_rate,
             measured_sample_rate: info.measured_rate,
+            probe: info.probe.clone(),
             metadata: info.metadata.clone(),
         }
     }
@@ -292,6 +298,11 @@ impl BinarySidecar {
                     c.gain, c.offset
                 ),
             ));
+        }
+        if let Some(probe) = &self.probe {
+            probe
+                .check_channel_count(self.channel_count)
+                .map_err(|e| file_error(path, format!("invalid sidecar: {e}")))?;
         }
         Ok(())
     }
@@ -432,6 +443,7 @@ impl BinaryLayout {
             segments: sidecar.segments_of(samples, &sidecar_path)?,
             nominal_rate: sidecar.nominal_sample_rate,
             measured_rate: sidecar.measured_sample_rate,
+            probe: sidecar.probe.clone(),
             metadata: sidecar.metadata.clone(),
         };
         Ok(Self {

@@ -288,6 +288,7 @@ impl SpikeGlxLayout {
             segments: None,
             nominal_rate: nominal.filter(|&n| n != sample_rate),
             measured_rate: nominal.map(|_| sample_rate),
+            probe: None,
             metadata: meta.entries().clone(),
         };
         Ok(Self {

@@ -560,6 +560,7 @@ pub fn write_binary(
         segments: cut.filter(|s| s.len() > 1),
         nominal_rate: info.nominal_rate,
         measured_rate: info.measured_rate,
+        probe: info.probe.as_ref().and_then(|p| p.select(&channels).ok()),
         metadata: info.metadata.clone(),
     };
     let mut writer = match mode {

@@ -82,7 +82,8 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
         | DspError::SampleRange { .. }
         | DspError::CrossesSegment { .. }
         | DspError::InvalidConfig(_)
-        | DspError::Overflow(_) => Kind::InvalidInput,
+        | DspError::Overflow(_)
+        | DspError::Probe(_) => Kind::InvalidInput,
     }
 }
 

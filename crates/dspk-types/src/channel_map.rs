@@ -280,7 +280,8 @@ fn map_kind(path: &Path) -> DspResult<MapKind> {
 
 /// A recording read through a [`ChannelMap`]: output channel `k` is the parent's input channel
 /// the map gives it, named by the pair if it names it, else keeping the parent channel's name
-/// (and its gain, offset and unit). Inputs not in the map are not readable through it. The
+/// (and its gain, offset, unit and probe contact). Inputs not in the map are not readable
+/// through it. The
 /// description keeps the parent's name, length, rate, format, order, start time and metadata.
 ///
 /// ```
@@ -336,7 +337,10 @@ impl RemappedSource {
                 ch
             })
             .collect();
-        let inputs = routes.into_iter().map(|(input, _)| input).collect();
+        let inputs: Vec<usize> = routes.into_iter().map(|(input, _)| input).collect();
+        // Inputs are distinct (checked by `validate`), so the selection only fails where every
+        // mapped channel lacks a contact: no probe then.
+        info.probe = pinfo.probe.as_ref().and_then(|p| p.select(&inputs).ok());
         Ok(Self {
             parent,
             inputs,

@@ -120,6 +120,9 @@ pub enum DspError {
     /// this variant or on its own).
     #[error(transparent)]
     Compute(#[from] crate::ComputeError),
+    /// A probe that cannot be, or a question its geometry cannot answer.
+    #[error("probe geometry: {0}")]
+    Probe(#[from] crate::ProbeError),
 }
 
 fn io_message(message: &str, path: &Option<PathBuf>) -> String {

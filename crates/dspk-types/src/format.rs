@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{DspError, DspResult, MemoryOrder, RationalTime, SampleRate, Segments};
+use crate::{DspError, DspResult, MemoryOrder, Probe, RationalTime, SampleRate, Segments};
 
 /// Microvolts in one volt.
 pub const MICROVOLTS_PER_VOLT: f64 = 1e6;
@@ -290,6 +290,10 @@ pub struct RecordingInfo {
     /// numbers over timestamps, SpikeGLX's calibrated `imSampRate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_rate: Option<SampleRate>,
+    /// Where each channel sits on the probe, where the format tells (`None`: no geometry).
+    /// It describes exactly `channels`, in their order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
     /// Free-form key/value metadata from the source.
     pub metadata: BTreeMap<String, String>,
 }
@@ -317,6 +321,7 @@ impl RecordingInfo {
             segments: None,
             nominal_rate: None,
             measured_rate: None,
+            probe: None,
             metadata: BTreeMap::new(),
         }
     }

@@ -3,7 +3,8 @@
 //!
 //! What it holds: typed errors ([`DspError`]), exact sample rates and times ([`SampleRate`],
 //! [`RationalTime`], [`TimeRange`]), channel masks, signal buffers, the recording read contract
-//! ([`RecordingSource`]) with in-memory, sliced, remapped and synthetic recordings, progress
+//! ([`RecordingSource`]) with in-memory, sliced, remapped and synthetic recordings, probe
+//! geometry ([`Probe`]: contact positions, shanks, ADC slots, neighbourhoods), progress
 //! reporting, halo windows (clamped at the ends of the recording or padded as `numpy.pad` does)
 //! with a double-buffered window loader, and the *names* of the compute runtimes
 //! ([`ComputeTarget`]).
@@ -36,6 +37,7 @@ mod format;
 mod loader;
 mod mask;
 mod memory;
+mod probe;
 mod progress;
 mod rated;
 mod scaling;
@@ -57,6 +59,7 @@ pub use format::*;
 pub use loader::*;
 pub use mask::*;
 pub use memory::*;
+pub use probe::*;
 pub use progress::*;
 pub use rated::*;
 pub use scaling::*;

@@ -15,7 +15,8 @@ use crate::{
 /// channels mapped through the subset. Its sample 0 is the parent's sample `samples.start`, and
 /// its start time is the parent's start time plus that offset, exactly. Its description keeps
 /// the parent's name, format, order and metadata, and the selected channels' names, gains,
-/// offsets and units, in the subset's order. A slice of a slice reads through both.
+/// offsets and units, in the subset's order, with their probe contacts (no probe where the
+/// subset repeats a channel). A slice of a slice reads through both.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -93,6 +94,8 @@ impl SlicedRecording {
         }
         if let Some(list) = &channels {
             info.channels = list.iter().map(|&c| pinfo.channels[c].clone()).collect();
+            // A repeated channel would put one contact on two channels: no probe then.
+            info.probe = pinfo.probe.as_ref().and_then(|p| p.select(list).ok());
         }
         Ok(Self {
             parent,

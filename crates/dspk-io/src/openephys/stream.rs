@@ -158,6 +158,7 @@ impl OpenEphysLayoutRead {
             segments: None,
             nominal_rate: None,
             measured_rate: measured,
+            probe: None,
             metadata,
         };
         Ok((
