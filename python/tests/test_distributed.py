@@ -1,7 +1,7 @@
 """`dspk.distributed` on a real ``dask.distributed`` ``LocalCluster`` of two worker processes:
 seven recordings (one of them corrupt), one worker process killed while it runs a task; every
 recording comes back exactly once, each result identical to the same scan run here, the
-corrupt one reported by name."""
+corrupt one reported by name; and ``devices=`` giving each worker a device of its own."""
 
 from __future__ import annotations
 
@@ -127,3 +127,63 @@ def test_devices_give_each_worker_its_device(dask_cluster, tmp_path, rng):
         assert o.result["device"] == listed[0]["adapter_name"] == here.device
     with pytest.raises(dspk.DspkError, match="device 999 does not exist"):
         dspk.scan(dspk.open(paths[0]), progress=False, device=999)
+
+
+def workers_by_name(client) -> dict:
+    """``{worker name: address}`` of the cluster's two workers (a killed one back first)."""
+    client.wait_for_workers(2, timeout=60)
+    return {w["name"]: address for address, w in client.scheduler_info()["workers"].items()}
+
+
+def test_each_worker_gets_a_device_of_its_own(dask_cluster):
+    """Several devices among the workers, without a GPU each: the device numbers are fakes,
+    the mapping is what is checked, on every worker of the cluster (a task pinned to each)."""
+    import dspk.distributed
+
+    workers = workers_by_name(dask_cluster)
+    assert sorted(workers) == [0, 1], workers
+    for devices in ([7, 3], [7, 3, 5], [2, 9, 4, 1]):
+        got = {
+            name: dask_cluster.submit(
+                dspk.distributed._worker_device, devices, workers=[address], pure=False
+            ).result()
+            for name, address in workers.items()
+        }
+        assert got == {k: devices[k % len(devices)] for k in workers}, (devices, got)
+        assert len(set(got.values())) == len(workers), f"two workers share a device: {got}"
+
+
+def test_a_scan_task_opens_the_device_of_its_worker(dask_cluster, tmp_path, rng):
+    """Two devices, a real one and one that does not exist: worker 0's scan runs on the first,
+    worker 1's asks for the second and fails naming it, so each scan reached its own device."""
+    import dspk.distributed
+
+    listed = [d for r in dspk.devices() if r["usable"] for d in r["devices"]]
+    real = listed[0]
+    path = str(write_binary(tmp_path / "d.bin", rng, channels=6, samples=4000).path)
+    workers = workers_by_name(dask_cluster)
+    done = {
+        name: dask_cluster.submit(
+            dspk.distributed.scan_task, path, {}, [real["index"], 999], workers=[address], pure=False
+        ).result()
+        for name, address in workers.items()
+    }
+    assert "error" not in done[0], done[0]
+    assert done[0]["result"]["device"] == real["adapter_name"]
+    assert done[1].get("error_type") and "device 999 does not exist" in done[1]["error"], done[1]
+
+
+def test_worker_names_map_to_devices_round_robin(monkeypatch):
+    """LocalCluster's names (0, 1…) and dask-jobqueue's (``SLURMCluster-3``), more workers than
+    devices; no cluster needed."""
+    import distributed
+
+    import dspk.distributed
+
+    devices = [4, 6, 5]
+    cases = [(0, 4), (1, 6), (2, 5), (3, 4), (7, 6), ("SLURMCluster-1", 6), ("SLURMCluster-5", 5),
+             ("tcp://worker", 4)]
+    for name, want in cases:
+        monkeypatch.setattr(distributed, "get_worker", lambda name=name: type("W", (), {"name": name})())
+        assert dspk.distributed._worker_device(devices) == want, name
+    assert dspk.distributed._worker_device(None) is None and dspk.distributed._worker_device([]) is None
