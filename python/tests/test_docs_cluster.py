@@ -5,6 +5,7 @@ with ``params.plan`` and ``job`` filled in, the Python blocks in a child process
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import dspk
 from engines import ROOT, missing_engine, slurm  # noqa: F401  (slurm: the fixture)
 from recordings import write_spikeglx
 
@@ -78,7 +80,27 @@ def test_python_blocks(slurm, dspk_program, data, tmp_path):  # noqa: F811
     env = session_env(slurm, dspk_program, data)
     local, slurm_block = blocks("python")
     assert '["--gres=gpu:1"]' in slurm_block
-    for code, want in ((local, "run_g0_t0.imec0.ap.bin"), (slurm_block.replace('["--gres=gpu:1"]', "[]"), "2 of 2 scanned")):
-        run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stderr[-3000:]
-        assert want in run.stdout, run.stdout
+
+    def run(code: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout
+
+    # The LocalCluster block prints `path dead` per recording, or `path error` for one that
+    # failed: each line must carry the dead channels of the same scan run here.
+    recordings = sorted(str(p) for p in data.glob("*/*.ap.bin"))
+    assert len(recordings) == 2, recordings
+    printed = {}
+    for line in run(local).splitlines():
+        path, _, rest = line.partition(" ")
+        printed[path] = rest
+    assert sorted(printed) == recordings, printed
+    for path in recordings:
+        try:
+            dead = ast.literal_eval(printed[path])
+        except (ValueError, SyntaxError):
+            raise AssertionError(f"{path} failed on the LocalCluster: {printed[path]}") from None
+        assert dead == dspk.scan(dspk.open(path), progress=False).dead, (path, dead)
+
+    out = run(slurm_block.replace('["--gres=gpu:1"]', "[]"))
+    assert out.strip().splitlines()[-1] == f"{len(recordings)} of {len(recordings)} scanned", out
