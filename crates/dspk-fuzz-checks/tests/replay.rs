@@ -1,6 +1,7 @@
 //! Replays the committed fuzz corpus (`fuzz/corpus/<target>/`) and the kept crash inputs
 //! (`fuzz/regressions/<target>/`) through the fuzz targets' checks: a parser that panics again,
-//! or breaks a property again, fails this test.
+//! or breaks a property again, fails this test; so does a corpus or regressions folder that is
+//! missing or empty (a replay of nothing would pass).
 
 use std::path::{Path, PathBuf};
 
@@ -49,11 +50,51 @@ fn every_target_has_a_corpus_and_it_passes() {
     }
 }
 
+/// Replays the kept crash inputs under `dir` (`<target>/<input>`) and returns how many there
+/// were. A missing `dir`, or one without a single input, panics: the replay would pass
+/// without checking anything (fuzz/README.md: a fixed crash keeps its input there).
+fn replay_regressions(dir: &Path) -> usize {
+    assert!(
+        dir.is_dir(),
+        "{} is missing: the kept crash inputs would not be replayed",
+        dir.display()
+    );
+    let mut replayed = 0;
+    for (name, check) in TARGETS {
+        let kept = files(&dir.join(name));
+        replay(*check, name, &kept);
+        replayed += kept.len();
+    }
+    assert!(
+        replayed > 0,
+        "{} holds no crash input of any target: the replay would pass without checking",
+        dir.display()
+    );
+    replayed
+}
+
 #[test]
 fn crash_regressions_pass() {
-    for (name, check) in TARGETS {
-        let kept = files(&fuzz_dir().join("regressions").join(name));
-        replay(*check, name, &kept);
+    let replayed = replay_regressions(&fuzz_dir().join("regressions"));
+    println!("{replayed} kept crash inputs replayed");
+}
+
+#[test]
+#[should_panic(expected = "is missing: the kept crash inputs would not be replayed")]
+fn a_missing_regressions_folder_fails_the_replay() {
+    replay_regressions(&fuzz_dir().join("regressions-that-do-not-exist"));
+}
+
+#[test]
+#[should_panic(expected = "holds no crash input of any target")]
+fn an_empty_regressions_folder_fails_the_replay() {
+    let empty = std::env::temp_dir().join(format!("dspk-empty-regressions-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).expect("a temporary folder");
+    // Removed before the assertion fires: the panic is the replay's own.
+    let replayed = std::panic::catch_unwind(|| replay_regressions(&empty));
+    std::fs::remove_dir_all(&empty).expect("the temporary folder removed");
+    if let Err(panic) = replayed {
+        std::panic::resume_unwind(panic);
     }
 }
 
