@@ -98,6 +98,7 @@ mod detect;
 mod guard;
 mod join;
 mod mapped;
+mod neuropixels;
 mod npy;
 mod openephys;
 mod raw;

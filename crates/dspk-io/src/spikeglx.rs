@@ -19,6 +19,10 @@
 //! - The sync channel (SY) and NI digital words are unscaled (gain 1, dimensionless).
 //! - `imSampRate`/`niSampRate` are read as exact decimals; `firstSample / rate` is the start
 //!   time; `fileSizeBytes` must equal the `.bin`'s size.
+//! - Probe geometry (imec): from `~imroTbl` and the embedded Neuropixels catalogue, checked
+//!   against `~snsShankMap` / `~snsGeomMap` (the `neuropixels` module's rules); the sync channel
+//!   has no contact. A `.meta` whose geometry cannot be had still opens, without a probe and
+//!   with a warning saying why.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -236,6 +240,7 @@ impl SpikeGlxLayout {
             kinds,
             saved,
             channels,
+            readout,
         } = match stream {
             SpikeGlxStream::Imec => imec_channels(&p, saved_count, &chan_map)?,
             SpikeGlxStream::Nidq => nidq_channels(&p, saved_count, &chan_map)?,
@@ -265,6 +270,14 @@ impl SpikeGlxLayout {
                 bin.display()
             ));
         }
+        let probe = match stream {
+            SpikeGlxStream::Imec => crate::neuropixels::spikeglx_probe(&meta, &readout)
+                .unwrap_or_else(|e| {
+                    warnings.push(format!("{}: no probe geometry: {e}", meta_path.display()));
+                    None
+                }),
+            SpikeGlxStream::Nidq => None,
+        };
         let first_sample: u64 = match meta.get("firstSample") {
             Some(t) => t
                 .parse()
@@ -288,7 +301,7 @@ impl SpikeGlxLayout {
             segments: None,
             nominal_rate: nominal.filter(|&n| n != sample_rate),
             measured_rate: nominal.map(|_| sample_rate),
-            probe: None,
+            probe,
             metadata: meta.entries().clone(),
         };
         Ok(Self {
@@ -324,6 +337,9 @@ struct SavedChannels {
     /// Acquisition indices.
     saved: Vec<usize>,
     channels: Vec<ChannelInfo>,
+    /// The readout channel (AP or LF index) of each, `None` for the sync channel and NI
+    /// channels.
+    readout: Vec<Option<usize>>,
 }
 
 /// The imec stream's saved channels: kinds, acquisition indices and descriptions.
@@ -408,6 +424,7 @@ fn imec_channels(
 
     let mut kinds = Vec::with_capacity(saved.len());
     let mut infos = Vec::with_capacity(saved.len());
+    let mut readout = Vec::with_capacity(saved.len());
     for &k in &saved {
         let (kind, index) = if k < n_ap {
             (SpikeGlxChannelKind::Ap, k)
@@ -459,11 +476,13 @@ fn imec_channels(
         };
         kinds.push(kind);
         infos.push(info);
+        readout.push((kind != SpikeGlxChannelKind::Sync).then_some(index));
     }
     Ok(SavedChannels {
         kinds,
         saved,
         channels: infos,
+        readout,
     })
 }
 
@@ -527,10 +546,12 @@ fn nidq_channels(
         kinds.push(kind);
         infos.push(info);
     }
+    let readout = vec![None; saved.len()];
     Ok(SavedChannels {
         kinds,
         saved,
         channels: infos,
+        readout,
     })
 }
 
