@@ -2,7 +2,9 @@
 
 use std::fmt::Write as _;
 
-use dspk_types::{RateDrift, RecordingInfo, STATED_RATE_KEY, SampleRate, rate_difference_ppm};
+use dspk_types::{
+    Probe, RateDrift, RecordingInfo, STATED_RATE_KEY, SampleRate, rate_difference_ppm,
+};
 use serde_json::json;
 
 use crate::Ctx;
@@ -104,6 +106,16 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
             "start_time": exact_seconds(info.start_time),
             "gains": groups,
             "channels": info.channels,
+            "probe": info.probe.as_ref().map(|p| json!({
+                "summary": probe_summary(p),
+                "model": p.model(),
+                "shanks": p.shanks(),
+                "contact_count": p.contact_count(),
+                "shank_pitch_um": p.shank_pitch_um(),
+                "row_pitch_um": p.row_pitch_um(),
+                "adc_cycle": p.adc_cycle(),
+                "contacts": p.parts(),
+            })),
             "metadata": info.metadata,
             "warnings": input.warnings,
             "planted": planted,
@@ -193,6 +205,13 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
     for (i, g) in gain_lines(&groups).into_iter().enumerate() {
         line(if i == 0 { "gains" } else { "" }, g);
     }
+    line(
+        "probe",
+        info.probe.as_ref().map_or_else(
+            || "none (the format gives no geometry)".to_string(),
+            probe_summary,
+        ),
+    );
     if let Origin::Synthetic { dead, noisy } = &input.origin {
         line(
             "planted",
@@ -214,6 +233,31 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
         );
     }
     Ok(out)
+}
+
+/// One line on a probe: model, shanks, contacts, pitches, ADC cycle.
+fn probe_summary(p: &Probe) -> String {
+    let shanks = p.shanks().len();
+    let mut text = format!(
+        "{}: {} contacts on {shanks} shank{}",
+        p.model().unwrap_or("unnamed"),
+        p.contact_count(),
+        if shanks == 1 { "" } else { "s" }
+    );
+    if let Some(pitch) = p.shank_pitch_um() {
+        let _ = write!(text, " {pitch} µm apart");
+    }
+    if let Some(row) = p.row_pitch_um() {
+        let _ = write!(text, ", rows {row} µm");
+    }
+    if let Some(c) = p.adc_cycle() {
+        let _ = write!(
+            text,
+            ", {} ADCs × {} channels, {}-slot cycle",
+            c.adcs, c.channels_per_adc, c.cycle_samples
+        );
+    }
+    text
 }
 
 /// The rate the file states, where `--rate` set another ([`STATED_RATE_KEY`]).
