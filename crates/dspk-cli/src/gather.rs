@@ -10,7 +10,7 @@ use crate::Ctx;
 use crate::error::{CliError, CliResult};
 use crate::plan::{Job, Plan};
 use crate::report::index_list;
-use crate::run::{JobRecord, failure_path, read_record, result_path, write_durably};
+use crate::run::{JobRecord, failure_path, read_record, result_path};
 
 /// The merged results in a plan's folder.
 pub(crate) const GATHERED_FILE: &str = "gathered.json";
@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
         "results",
         &format!("[{}]", results.join(",\n")),
     ) + "\n";
-    write_durably(&dir.join(GATHERED_FILE), text.as_bytes())?;
+    dspk_io::durable::write_file(dir.join(GATHERED_FILE), text.as_bytes())?;
     let out = if ctx.json {
         text
     } else {

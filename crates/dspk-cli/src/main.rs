@@ -15,7 +15,7 @@ mod run;
 mod scan;
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use clap::{Args, Parser, Subcommand};
@@ -526,25 +526,6 @@ fn open_one(paths: &[PathBuf], length: Option<TimeSpec>, join: &JoinArgs) -> Cli
 /// `--rate`, parsed (`nominal`, `measured`, or exact: `30000.12`, `750003/25`).
 fn rate_arg(text: Option<&String>) -> CliResult<Option<RateChoice>> {
     text.map(|t| RateChoice::parse(t)).transpose()
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so
-/// that a failure leaves no partial file.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> CliResult<()> {
-    let tmp = temporary_sibling(path);
-    let result = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        CliError::new(format!("cannot write: {e}"))
-    })
-}
-
-/// `dir/.name.dspk-tmp-<pid>`: a temporary file next to `path`.
-pub(crate) fn temporary_sibling(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    path.with_file_name(format!(".{name}.dspk-tmp-{}", std::process::id()))
 }
 
 /// Runs the command; returns what goes to stdout.

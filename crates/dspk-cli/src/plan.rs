@@ -394,9 +394,12 @@ fn write_plan(dir: &Path, plan: &Plan) -> CliResult<()> {
         }
     }
     let text = serde_json::to_string_pretty(plan).expect("a plan serialises") + "\n";
-    crate::run::write_durably(&dir.join(PLAN_FILE), text.as_bytes())?;
+    dspk_io::durable::write_file(dir.join(PLAN_FILE), text.as_bytes())?;
     let script = sbatch_script(dir, plan)?;
-    crate::run::write_durably(&dir.join(SBATCH_FILE), script.as_bytes())
+    Ok(dspk_io::durable::write_file(
+        dir.join(SBATCH_FILE),
+        script.as_bytes(),
+    )?)
 }
 
 /// The job array script: one array task per job, each `dspk run DIR --job

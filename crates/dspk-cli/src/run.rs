@@ -2,7 +2,6 @@
 //! with a provenance record; a finished job is skipped, a failed one leaves its error.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -164,59 +163,16 @@ pub(crate) fn read_record(path: &Path) -> CliResult<Option<(JobRecord, String)>>
     Ok(Some((record, text)))
 }
 
-/// Writes `bytes` to `path` so that `path` is never partial, even across a crash or a
-/// `scancel`: a temporary sibling (`.NAME.dspk-tmp-HOST-PID`) written, flushed to the disk
-/// (`fsync`), renamed over `path`, and the folder flushed so that the rename lasts.
-pub(crate) fn write_durably(path: &Path, bytes: &[u8]) -> CliResult<()> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(
-        ".{name}.dspk-tmp-{}-{}",
-        host_name(),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        drop(file);
-        std::fs::rename(&tmp, path)?;
-        if let Some(folder) = path.parent() {
-            // A folder opened read-only can be synced on Linux and macOS; where it cannot,
-            // the rename is still atomic, only perhaps not yet on the disk.
-            if let Ok(f) = std::fs::File::open(if folder.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                folder
-            }) {
-                let _ = f.sync_all();
-            }
-        }
-        Ok::<(), std::io::Error>(())
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        CliError::new(format!("{}: cannot write: {e}", path.display()))
-    })
-}
-
-/// Removes what a killed run of `job` left: temporary files of its records and outputs
-/// (`.job-N.*dspk-tmp-*`). Another run of the same job at the same time is not supported
-/// (Slurm runs an array task once at a time).
-fn remove_leftovers(dir: &Path, job: usize) {
+/// Removes what a killed run of `job` left: the temporaries of its records and outputs
+/// ([`dspk_io::durable`]'s, targets `job-N.*`), whichever host wrote them, and those of any
+/// writer that has ended. Another run of the same job at the same time is not supported (Slurm
+/// runs an array task once at a time).
+fn remove_leftovers(dir: &Path, job: usize) -> CliResult<()> {
+    let prefix = format!("job-{job}.");
     for folder in [dir.join(RESULTS_DIR), dir.join(OUTPUTS_DIR)] {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        let prefix = format!(".job-{job}.");
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with(&prefix) && name.contains(".dspk-tmp-") {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
+        dspk_io::durable::remove_leftovers(&folder, |target| target.starts_with(&prefix))?;
     }
+    Ok(())
 }
 
 /// The job number: `--job`, else `$SLURM_ARRAY_TASK_ID`.
@@ -244,7 +200,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &RunOptions) -> CliResult<String> {
     let plan = Plan::load(&opts.dir)?;
     let job = plan.job(n)?.clone();
     let base = opts.base.clone().unwrap_or_else(|| plan.base.clone());
-    remove_leftovers(&opts.dir, n);
+    remove_leftovers(&opts.dir, n)?;
     let result_file = result_path(&opts.dir, n);
     let failure_file = failure_path(&opts.dir, n);
     let path = plan.recording_path(&job, Some(&base));
@@ -314,7 +270,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &RunOptions) -> CliResult<String> {
             record.provenance.device = result["device"].as_str().map(str::to_string);
             let without = serde_json::to_string_pretty(&record).expect("a record serialises");
             let text = splice(&without, "result", &raw) + "\n";
-            write_durably(&result_file, text.as_bytes())?;
+            dspk_io::durable::write_file(&result_file, text.as_bytes())?;
             let _ = std::fs::remove_file(&failure_file);
             if ctx.json {
                 return Ok(text);
@@ -331,7 +287,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &RunOptions) -> CliResult<String> {
         Err(e) => {
             record.error = Some(e.to_string());
             let text = serde_json::to_string_pretty(&record).expect("a record serialises") + "\n";
-            write_durably(&failure_file, text.as_bytes())?;
+            dspk_io::durable::write_file(&failure_file, text.as_bytes())?;
             // An earlier result no longer stands: the job ran again (its inputs changed, or
             // --force) and failed.
             let _ = std::fs::remove_file(&result_file);
@@ -534,10 +490,7 @@ fn unix_seconds(t: SystemTime) -> f64 {
 
 /// This machine's name (Linux: the kernel's; else `$HOSTNAME`; else `unknown-host`).
 pub(crate) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    dspk_io::durable::host_name()
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "unknown-host".to_string())
 }

@@ -12,11 +12,11 @@ use dspk_types::ComputeTarget;
 use serde::Serialize;
 use serde_json::json;
 
+use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, Origin, TimeOptions, window_option};
 use crate::progress::{Progress, Summed};
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
-use crate::{Ctx, write_atomically};
 
 /// The options of `dspk scan` after parsing.
 #[derive(Debug, Clone, Default)]
@@ -80,7 +80,8 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     if let Some(path) = &opts.mask {
         let text =
             serde_json::to_string_pretty(&result.mask).expect("a channel mask serialises") + "\n";
-        write_atomically(path, text.as_bytes()).context(format!("--mask {}", path.display()))?;
+        dspk_io::durable::write_file(path, text.as_bytes())
+            .context(format!("--mask {}", path.display()))?;
     }
     let placed = Placed {
         target,

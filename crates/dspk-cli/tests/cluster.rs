@@ -554,3 +554,112 @@ fn bad_plans_and_jobs_are_one_line_errors() {
     );
     let _ = dspk(&["--version"]);
 }
+
+/// The names in `dir` that are temporaries of dspk's durable writes (none before it exists).
+fn temporaries(dir: &Path) -> Vec<String> {
+    if !dir.exists() {
+        return Vec::new();
+    }
+    common::listing(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".dspk-tmp"))
+        .collect()
+}
+
+#[test]
+fn a_killed_convert_job_leaves_nothing_after_its_rerun() {
+    for target in runtimes() {
+        let rt = target.name();
+        let root = scratch(&format!("cluster-killed-{rt}"));
+        std::fs::create_dir_all(root.join("data")).unwrap();
+        // 16 channels × 500 000 samples in windows of 1024: about 500 window writes, long
+        // enough to be killed in the middle of.
+        let raw = root.join("data/long.bin");
+        std::fs::write(&raw, frames(500_000, 16, u64::from(std::process::id()))).unwrap();
+        std::fs::write(
+            root.join("data/long.bin.json"),
+            r#"{"sample_rate": 30000, "channel_count": 16, "format": "int16",
+                "order": "time-major"}"#,
+        )
+        .unwrap();
+        let raw = raw.to_str().unwrap();
+        ok_json(
+            &root,
+            &[
+                "plan",
+                raw,
+                "--convert",
+                "--window-samples",
+                "1024",
+                "--base",
+                "data",
+                "--out",
+                "jobs",
+                "--json",
+            ],
+            &[],
+        );
+        let outputs = root.join("jobs/outputs");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dspk"))
+            .args(["--runtime", rt, "run", "jobs", "--job", "0"])
+            .current_dir(&root)
+            .env_remove("DSPK_RUNTIME")
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Killed once its temporary holds data: mid-write.
+        let started = std::time::Instant::now();
+        loop {
+            let writing = temporaries(&outputs)
+                .iter()
+                .any(|n| std::fs::metadata(outputs.join(n)).is_ok_and(|m| m.len() > 0));
+            if writing {
+                break;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("{rt}: the job ended ({status}) before it could be killed mid-write");
+            }
+            assert!(
+                started.elapsed().as_secs() < 120,
+                "{rt}: no temporary after 120 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let left = temporaries(&outputs);
+        assert!(
+            !left.is_empty(),
+            "{rt}: the kill left no temporary to clean"
+        );
+        assert!(!outputs.join("job-0.bin").exists());
+
+        ok_json(
+            &root,
+            &["--runtime", rt, "run", "jobs", "--job", "0", "--json"],
+            &[],
+        );
+        assert_eq!(
+            common::listing(&outputs).into_iter().collect::<Vec<_>>(),
+            ["job-0.bin", "job-0.bin.json"],
+            "{rt}: leftovers after the rerun (were {left:?})"
+        );
+        assert!(temporaries(&root.join("jobs/results")).is_empty());
+        let want = root.join("want.bin");
+        common::ok(&[
+            "--runtime",
+            rt,
+            "convert",
+            raw,
+            "-o",
+            want.to_str().unwrap(),
+        ]);
+        assert!(
+            std::fs::read(outputs.join("job-0.bin")).unwrap() == std::fs::read(&want).unwrap(),
+            "{rt}: the rerun's output differs from a clean convert's"
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}

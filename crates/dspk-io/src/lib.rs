@@ -14,6 +14,8 @@
 //!   files placed by `firstSample`; contiguous files one segment, gaps new segments or zeros).
 //! - [`write_binary`] streams any source through windows into a new file + sidecar;
 //!   [`BinaryWriter`] takes windows one at a time (e.g. decoded on a device).
+//! - [`durable`]: how every file of dspk is written (a temporary, `fsync`, rename) and how a
+//!   killed writer's temporaries are found and removed.
 //!
 //! What it deliberately is not: no GPU code, no printing (problems that do not stop a file from
 //! opening are returned as warnings for the program to show), no writing of SpikeGLX or Open
@@ -95,6 +97,7 @@ macro_rules! source_via_raw {
 mod binary;
 mod decode;
 mod detect;
+pub mod durable;
 mod guard;
 mod join;
 mod mapped;

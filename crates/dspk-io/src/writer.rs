@@ -1,11 +1,9 @@
 //! Writing raw binary files with their sidecar: a window-at-a-time writer and a streaming copy
 //! of any recording.
 
-use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use dspk_types::{
     ChunkSchedule, DspError, DspResult, MemoryOrder, ProgressEvent, ProgressSink, RationalTime,
@@ -14,6 +12,7 @@ use dspk_types::{
 
 use crate::binary::{BinarySidecar, sidecar_path};
 use crate::decode;
+use crate::durable::{self, TempFile};
 use crate::raw::file_error;
 
 /// The stage name of [`write_binary`]'s progress events (unit `"samples"`).
@@ -41,77 +40,12 @@ pub struct WriteSummary {
     pub bytes: u64,
 }
 
-/// A temporary file next to the final path; removed on drop unless it was renamed into place.
-struct TempFile {
-    path: PathBuf,
-    file: Option<File>,
-}
-
-impl TempFile {
-    fn create(target: &Path) -> DspResult<Self> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = target.file_name().ok_or_else(|| {
-            DspError::config(format!(
-                "output path {} does not name a file",
-                target.display()
-            ))
-        })?;
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp_name = format!(
-            ".{}.{}-{}.dspk-tmp",
-            name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = dir.join(tmp_name);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|e| DspError::io(target, "cannot create the output file", &e))?;
-        Ok(Self {
-            path,
-            file: Some(file),
-        })
-    }
-
-    fn file(&mut self) -> &mut File {
-        self.file
-            .as_mut()
-            .expect("a temporary file is open until it is renamed")
-    }
-
-    /// Closes the file and renames it to `target`.
-    fn persist(mut self, target: &Path) -> DspResult<()> {
-        if let Some(f) = self.file.take() {
-            f.sync_data()
-                .map_err(|e| DspError::io(target, "cannot flush the output file", &e))?;
-        }
-        std::fs::rename(&self.path, target)
-            .map_err(|e| DspError::io(target, "cannot move the finished file into place", &e))?;
-        // Renamed: nothing left to remove.
-        self.path = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        self.file.take();
-        if !self.path.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.path);
-        }
-    }
-}
-
 /// Writes a raw binary file and its sidecar one channel-major window at a time.
 ///
 /// The data goes to a temporary file in the output directory, renamed into place by
-/// [`BinaryWriter::finish`] together with the sidecar: a writer dropped without `finish` (an
-/// error, a panic, a cancelled run) leaves no partial output behind. The number of samples is
+/// [`BinaryWriter::finish`] together with the sidecar ([`durable`](crate::durable)): a writer
+/// dropped without `finish` (an error, a panic, a cancelled run) leaves no partial output
+/// behind, and a killed one's temporary is removed by the next write of the same file. The number of samples is
 /// fixed at creation (`info.samples`), so that channel-major files can be written window by
 /// window; `finish` refuses a file with fewer.
 ///
@@ -317,7 +251,7 @@ impl BinaryWriter {
                     .map_err(io_err)?;
             }
             MemoryOrder::ChannelMajor => {
-                let file = self.data.file.as_mut().expect("open until finish");
+                let file = self.data.file();
                 for (ch, run) in bytes.chunks_exact(n * b).enumerate() {
                     let at = (ch as u64 * self.total + self.written) * b as u64;
                     file.seek(SeekFrom::Start(at)).map_err(io_err)?;
@@ -361,27 +295,8 @@ impl BinaryWriter {
         };
         check_output_path(&self.path)?;
         check_output_path(&side_path)?;
-        // The previous output, if any, is moved aside first and put back if either file
-        // cannot be moved into place: a failed write leaves what was there as it was.
-        let old_data = Backup::take(&self.path)?;
-        if let Err(e) = self.data.persist(&self.path) {
-            old_data.restore(&self.path);
-            return Err(e);
-        }
-        let old_side = match Backup::take(&side_path) {
-            Ok(b) => b,
-            Err(e) => {
-                old_data.restore(&self.path);
-                return Err(e);
-            }
-        };
-        if let Err(e) = side.persist(&side_path) {
-            old_side.restore(&side_path);
-            old_data.restore(&self.path);
-            return Err(e);
-        }
-        old_data.discard();
-        old_side.discard();
+        // Both files move in together: a failed move leaves the previous pair as it was.
+        durable::persist_all(vec![self.data, side])?;
         Ok(summary)
     }
 }
@@ -399,44 +314,6 @@ fn check_output_path(path: &Path) -> DspResult<()> {
             "is not a regular file: an output file cannot be written there",
         )),
         _ => Ok(()),
-    }
-}
-
-/// A previous output file moved aside while a new one is moved into place.
-struct Backup(Option<PathBuf>);
-
-impl Backup {
-    /// Moves `target` aside when it exists (a hidden sibling); nothing when it does not.
-    fn take(target: &Path) -> DspResult<Self> {
-        if std::fs::symlink_metadata(target).is_err() {
-            return Ok(Self(None));
-        }
-        let name = target
-            .file_name()
-            .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-        let aside = target.with_file_name(format!(".{name}.{}.dspk-old", std::process::id()));
-        std::fs::rename(target, &aside)
-            .map_err(|e| DspError::io(target, "cannot move the previous output aside", &e))?;
-        Ok(Self(Some(aside)))
-    }
-
-    /// Puts the previous output back at `target` (best effort: it is an error path already).
-    fn restore(self, target: &Path) {
-        match &self.0 {
-            Some(aside) => {
-                let _ = std::fs::rename(aside, target);
-            }
-            None => {
-                let _ = std::fs::remove_file(target);
-            }
-        }
-    }
-
-    /// The new output is in place: the previous one goes.
-    fn discard(self) {
-        if let Some(aside) = &self.0 {
-            let _ = std::fs::remove_file(aside);
-        }
     }
 }
 

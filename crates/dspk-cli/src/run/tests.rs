@@ -1,4 +1,4 @@
-//! A job's device from its environment, and durable writes.
+//! A job's device from its environment, and the clean-up of a killed job's temporaries.
 
 use super::*;
 
@@ -61,39 +61,38 @@ fn gpu_lists_parse_or_name_the_bad_entry() {
 }
 
 #[test]
-fn durable_writes_replace_whole_files_and_leave_no_temporary() {
-    let dir = std::env::temp_dir().join(format!("dspk-durable-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("job-3.json");
-    write_durably(&path, b"first").unwrap();
-    write_durably(&path, b"second, longer").unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), b"second, longer");
-    let names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["job-3.json"]);
-    // Into a folder that does not exist: an error naming the file, nothing written.
-    let e = write_durably(&dir.join("no/such.json"), b"x")
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("no/such.json: cannot write"), "{e}");
-    // A killed run's temporaries are removed by the job's next run, others' are kept.
+fn a_jobs_rerun_removes_its_own_temporaries_from_any_host() {
+    let dir = std::env::temp_dir().join(format!("dspk-leftovers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join(RESULTS_DIR)).unwrap();
-    for name in [
-        ".job-3.json.dspk-tmp-h-1",
-        ".job-30.json.dspk-tmp-h-1",
-        "job-3.json",
-    ] {
-        std::fs::write(dir.join(RESULTS_DIR).join(name), b"x").unwrap();
-    }
-    remove_leftovers(&dir, 3);
-    let mut left: Vec<String> = std::fs::read_dir(dir.join(RESULTS_DIR))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
-    assert_eq!(left, [".job-30.json.dspk-tmp-h-1", "job-3.json"]);
+    std::fs::create_dir_all(dir.join(OUTPUTS_DIR)).unwrap();
+    let me = std::process::id();
+    let write =
+        |folder: &str, name: &str| std::fs::write(dir.join(folder).join(name), b"x").unwrap();
+    // Job 3's, from another node (a requeued array task): removed.
+    write(RESULTS_DIR, ".job-3.json@node-7.11-0.dspk-tmp");
+    write(OUTPUTS_DIR, ".job-3.bin@node-7.11-1.dspk-tmp");
+    // Job 30's, by a process that is running: kept. Job 3's result, and other names: kept.
+    write(RESULTS_DIR, &format!(".job-30.json@node-7.{me}-0.dspk-tmp"));
+    write(RESULTS_DIR, "job-3.json");
+    write(OUTPUTS_DIR, ".job-3.bin.json.dspk-tmp-h-1");
+    remove_leftovers(&dir, 3).unwrap();
+    let left = |folder: &str| {
+        let mut n: Vec<String> = std::fs::read_dir(dir.join(folder))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        left(RESULTS_DIR),
+        [
+            format!(".job-30.json@node-7.{me}-0.dspk-tmp"),
+            "job-3.json".to_string()
+        ]
+    );
+    assert_eq!(left(OUTPUTS_DIR), [".job-3.bin.json.dspk-tmp-h-1"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
