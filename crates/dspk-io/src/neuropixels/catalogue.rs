@@ -32,6 +32,9 @@ pub(crate) fn catalogue() -> Result<&'static Catalogue, String> {
         .map_err(Clone::clone)
 }
 
+/// A probe's ADC cycle and the ADC slot of each readout channel (`None`: not in the table).
+pub(crate) type AdcTable = (AdcCycle, Vec<Option<AdcSlot>>);
+
 /// One probe of the catalogue, by part number.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Spec<'a> {
@@ -91,7 +94,7 @@ impl Catalogue {
         &self,
         spec: Spec<'_>,
         readout: usize,
-    ) -> Result<Option<(AdcCycle, Vec<Option<AdcSlot>>)>, String> {
+    ) -> Result<Option<AdcTable>, String> {
         let Some(table) = self.z_mux_tables.get(spec.text("mux_table_format_type")?) else {
             return Ok(None);
         };
