@@ -1,0 +1,173 @@
+"""dspk's SpikeGLX probe geometry against probeinterface's ``read_spikeglx`` on the real ``.meta``
+files of two PyPI source distributions (fetched by ``pip download``, cached between runs, not
+copied into the repository): positions, shank and contact ids, ``device_channel_indices`` and the
+per-channel sample shift SpikeInterface's ``phase_shift`` derives from the probe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import skips_fail
+
+#: The source distributions whose test fixtures are real rigs' ``.meta`` files (≈ 40 of them).
+SDISTS = ("probeinterface==0.4.2", "ibl-neuropixel==1.14.0")
+
+#: Fewest files probeinterface must read for the comparison to mean something (40 of the 43
+#: with probeinterface 0.4.2: it refuses the two LF files and the NI one).
+LEAST_COMPARED = 35
+
+#: Samples of the sparse ``.bin`` made where a ``.meta`` gives no ``fileSizeBytes``.
+SAMPLES = 1000
+
+
+def sdist_cache(request) -> Path:
+    """Where the sdists are kept between runs: ``$DSPK_TEST_DATA/sdists``, else pytest's cache."""
+    given = os.environ.get("DSPK_TEST_DATA")
+    if given:
+        path = Path(given) / "sdists"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+    if request.config.cache is not None:
+        return Path(request.config.cache.mkdir("dspk-probe-sdists"))
+    return Path(request.getfixturevalue("tmp_path_factory").mktemp("sdists"))
+
+
+def fetch_sdists(cache: Path) -> list[Path]:
+    """The two sdists in ``cache``, downloaded by pip where missing. A failed download fails the
+    test under CI and skips it (visibly) elsewhere."""
+    def have() -> list[Path]:
+        found = []
+        for spec in SDISTS:
+            name, version = spec.split("==")
+            stem = f"{name.replace('-', '_')}-{version}"
+            found += [p for p in (cache / f"{stem}.tar.gz", cache / f"{name}-{version}.tar.gz") if p.is_file()][:1]
+        return found
+
+    if len(have()) == len(SDISTS):
+        return have()
+    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+           "--no-deps", "--no-binary", ":all:", *SDISTS, "-d", str(cache)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0 or len(have()) != len(SDISTS):
+        why = f"pip download of {' '.join(SDISTS)} failed ({done.returncode}): {done.stderr.strip()[-400:]}"
+        if skips_fail():
+            pytest.fail(why)
+        pytest.skip(f"SKIP: {why}")
+    return have()
+
+
+def meta_value(text: str, key: str) -> str | None:
+    """A ``key=value`` line's value in a ``.meta``."""
+    for line in text.splitlines():
+        k, _, v = line.partition("=")
+        if k.strip() == key:
+            return v.strip()
+    return None
+
+
+@pytest.fixture(scope="module")
+def metas(request, tmp_path_factory) -> list[Path]:
+    """Every SpikeGLX ``.meta`` of the sdists, extracted with its folders, each with a sparse
+    ``.bin`` beside it of the size the ``.meta`` states."""
+    sdists = fetch_sdists(sdist_cache(request))
+    root = tmp_path_factory.mktemp("sdist-metas")
+    out = []
+    for sdist in sdists:
+        with tarfile.open(sdist) as tar:
+            members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".meta")]
+            for m in members:
+                target = root / m.name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(tar.extractfile(m).read())
+                out.append(target)
+    for meta in out:
+        text = meta.read_text(errors="replace")
+        size = meta_value(text, "fileSizeBytes")
+        if size is None or not size.isdigit():
+            size = int(meta_value(text, "nSavedChans") or 1) * 2 * SAMPLES
+        with open(meta.with_suffix(".bin"), "wb") as f:
+            f.truncate(int(size))
+    assert len(out) >= 40, f"the sdists hold {len(out)} .meta files, not the ≈ 43 expected"
+    return sorted(out)
+
+
+def dspk_info(program: str, meta: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([program, "info", "--json", str(meta.with_suffix(".bin"))],
+                          capture_output=True, text=True, timeout=60)
+
+
+def name(meta: Path) -> str:
+    return "/".join(meta.parts[-3:])
+
+
+def differences(ours: dict, ref, shifts) -> list[str]:
+    """How dspk's probe (``dspk info --json``'s ``probe``) differs from probeinterface's."""
+    chans = ours["contacts"]["channels"]
+    idx = [i for i, c in enumerate(chans) if c is not None]
+    if len(idx) != ref.get_contact_count():
+        return [f"{len(idx)} contacts, probeinterface {ref.get_contact_count()}"]
+    errs = []
+    pos = np.array([[chans[i]["x_um"], chans[i]["y_um"]] for i in idx])
+    if not np.allclose(pos, ref.contact_positions, atol=1e-6, rtol=0):
+        errs.append(f"positions differ by up to {np.abs(pos - ref.contact_positions).max()} µm")
+    if [chans[i]["id"] for i in idx] != list(ref.contact_ids):
+        errs.append("contact ids differ")
+    ref_shanks = ref.shank_ids
+    if ref_shanks is None or (len(ref_shanks) and ref_shanks[0] == ""):
+        ref_shanks = np.zeros(len(idx), int)
+    if not np.array_equal([chans[i].get("shank", 0) for i in idx], np.asarray(ref_shanks).astype(int)):
+        errs.append("shank ids differ")
+    if not np.array_equal(idx, ref.device_channel_indices):
+        errs.append("device_channel_indices differ")
+    if shifts is not None:
+        cycle = (ours["contacts"].get("adc_cycle") or {}).get("cycle_samples")
+        got = np.array([chans[i]["adc"]["order"] / cycle if cycle and chans[i].get("adc") else np.nan for i in idx])
+        if not np.allclose(got, shifts, atol=1e-12, rtol=0):
+            errs.append("sample shifts differ from SpikeInterface's")
+    return errs
+
+
+def test_spikeglx_probes_equal_probeinterface(metas, dspk_program):
+    """On every file probeinterface reads, dspk's probe is probeinterface's; on the others dspk
+    reads the file or refuses it with one line, and never panics."""
+    pi = pytest.importorskip("probeinterface")
+    np_utils = pytest.importorskip("spikeinterface.extractors.neuropixels_utils")
+    compared, refused_by_pi, problems = 0, [], []
+    for meta in metas:
+        done = dspk_info(dspk_program, meta)
+        if "panicked" in done.stderr or done.returncode not in (0, 1):
+            problems.append(f"{name(meta)}: dspk exited {done.returncode}: {done.stderr.strip()}")
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = pi.read_spikeglx(meta)
+        except Exception as e:  # noqa: BLE001 - any refusal of probeinterface's
+            refused_by_pi.append(f"{name(meta)}: {type(e).__name__}")
+            if done.returncode == 1 and len(done.stderr.strip().splitlines()) != 1:
+                problems.append(f"{name(meta)}: dspk's refusal is not one line: {done.stderr!r}")
+            continue
+        if done.returncode != 0:
+            problems.append(f"{name(meta)}: probeinterface reads it, dspk refuses: {done.stderr.strip()}")
+            continue
+        ours = json.loads(done.stdout).get("probe")
+        if ours is None:
+            problems.append(f"{name(meta)}: probeinterface reads a probe, dspk has none: {done.stderr.strip()}")
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            shifts = np_utils.get_neuropixels_sample_shifts_from_probe(ref)
+        problems += [f"{name(meta)}: {e}" for e in differences(ours, ref, shifts)]
+        compared += 1
+    print(f"{compared} probes equal to probeinterface's; it refused {len(refused_by_pi)}: {refused_by_pi}")
+    assert not problems, "\n".join(problems)
+    assert compared >= LEAST_COMPARED, f"only {compared} files compared; probeinterface refused {refused_by_pi}"
