@@ -7,6 +7,9 @@ use crate::Error;
 use crate::backends::Runtime;
 use crate::cmd::{Cmd, Workspace};
 
+/// The cargo profile the tests, the main job and the wheel are built in (Cargo.toml says why).
+pub const CI_PROFILE: &str = "ci";
+
 /// The runtimes the tests must find a device for; read once, here.
 const TEST_RUNTIMES_VAR: &str = "DSPK_TEST_RUNTIMES";
 
@@ -71,7 +74,7 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
         .run()?;
 
     // CI machines' disks are small and shared: what the lints and docs compiled is not read
-    // again (every later build is a release build), so CI frees it for the release builds.
+    // again (every later build is in the `ci` profile), so CI frees it for those builds.
     if in_ci() {
         eprintln!(
             "{}",
@@ -96,12 +99,12 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
         );
     }
 
-    // In the release profile: the main job and the Python wheel are release builds, so CubeCL
-    // and wgpu compile twice in all (checked for lints and docs, optimised once) instead of a
-    // third time for a debug test build.
+    // In the `ci` profile (Cargo.toml): release code with overflow checks and debug assertions
+    // in the workspace's crates. The main job and the wheel are built in it too, so CubeCL and
+    // wgpu compile twice in all (checked for lints and docs, optimised once).
     begin("tests");
     Cmd::cargo(ws)
-        .args(["test", "--workspace", "--release"])
+        .args(["test", "--workspace", "--profile", CI_PROFILE])
         .env(TEST_RUNTIMES_VAR, &test_runtimes)
         .run()?;
 
@@ -111,7 +114,15 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     // cannot be downloaded. Run `cargo xtask test-backends` for the table.
     begin("main job smoke run (README: dspk scan)");
     Cmd::cargo(ws)
-        .args(["run", "--release", "-p", "dspk-cli", "--", "scan"])
+        .args([
+            "run",
+            "--profile",
+            CI_PROFILE,
+            "-p",
+            "dspk-cli",
+            "--",
+            "scan",
+        ])
         .run()?;
 
     begin("the Python package (wheel, fresh venv, pytest)");

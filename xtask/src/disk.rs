@@ -49,7 +49,7 @@ pub fn report(ws: &Workspace) -> String {
 
 /// Removes what `cargo clippy` and `cargo doc` compiled into the dev profile (`target/debug`:
 /// metadata, build scripts, fingerprints), which no later step of `ci` reads: the tests, the
-/// main job and the wheel are release builds. The running xtask binary (`target/debug/xtask`)
+/// main job and the wheel are built in the `ci` profile (`target/ci`). The running xtask binary (`target/debug/xtask`)
 /// stays. Returns the bytes removed.
 pub fn drop_lint_build(ws: &Workspace) -> u64 {
     let debug = ws.target_dir.join("debug");

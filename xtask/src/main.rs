@@ -38,14 +38,16 @@ COMMANDS:
                         need CubeCL's downloaded LLVM bundle, see NOTES)
                       RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
                       cargo deny check licenses bans sources   (skipped if not installed)
-                      cargo test --workspace --release   (DSPK_TEST_RUNTIMES=wgpu unless
+                      cargo test --workspace --profile ci   (DSPK_TEST_RUNTIMES=wgpu unless
                                                 DSPK_TEST_RUNTIMES is set)
-                      cargo run --release -p dspk-cli -- scan
-                      the Python package: maturin build --release, the wheel installed
+                      cargo run --profile ci -p dspk-cli -- scan
+                      the Python package: maturin build --profile ci, the wheel installed
                         into a fresh venv (target/py-wheel-test) with pytest, spikeinterface,
                         neo, tqdm, dask, distributed, dask-jobqueue, then python -m pytest -q
                         python/tests there, without cargo or rustc on PATH; a skipped test
                         fails the run
+                    The `ci` profile (Cargo.toml) is release with overflow checks and debug
+                    assertions in the workspace's own crates.
     test-backends   For each runtime, build and test dspk-tests with only that runtime's
                     feature, in its own target dir (wgpu reuses the main one when that is
                     the default build), with DSPK_TEST_RUNTIMES=<runtime>; print a

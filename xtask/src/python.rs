@@ -6,6 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::ci::CI_PROFILE;
 use crate::cmd::{Cmd, Workspace};
 
 /// The venv of Python tools (maturin), `<target>/py-tools` unless this names another.
@@ -60,12 +61,13 @@ pub fn test_package(ws: &Workspace, tools: &Path, test_runtimes: &OsStr) -> Resu
     let maturin = tools.join("bin").join("maturin");
     let wheels = ws.target_dir.join("wheels");
     remove_old_wheels(&wheels)?;
-    // `--release` is cargo's release profile in the workspace's target dir: the CubeCL and
-    // wgpu the main job's `cargo run --release -p dspk-cli` compiled are reused.
+    // The `ci` profile in the workspace's target dir: the CubeCL and wgpu the tests and the
+    // main job compiled are reused, and the native module has the same checks on.
     Cmd::program(ws, &maturin)
         .args([
             OsStr::new("build"),
-            "--release".as_ref(),
+            "--profile".as_ref(),
+            CI_PROFILE.as_ref(),
             "--out".as_ref(),
             wheels.as_os_str(),
         ])
@@ -95,7 +97,7 @@ pub fn test_package(ws: &Workspace, tools: &Path, test_runtimes: &OsStr) -> Resu
     Cmd::program(ws, &python)
         .args(["-m", "pytest", "-q", "python/tests"])
         .env("DSPK_WHEEL_TEST", "1")
-        .env("DSPK_BIN", ws.target_dir.join("release").join("dspk"))
+        .env("DSPK_BIN", ws.target_dir.join(CI_PROFILE).join("dspk"))
         .env("PATH", path_without_rust())
         .env("DSPK_TEST_RUNTIMES", test_runtimes)
         .run()
