@@ -347,36 +347,31 @@ fn statistics_windows_over_the_largest_binding_are_refused_up_front() {
     });
 }
 
-/// Asserts device statistics equal the f64 reference: count, min and max exactly; sum within
-/// 1e-5 of the sum of magnitudes (a sum near zero has no relative precision to test); sum of
-/// squares within 1e-5 relative.
-fn assert_stats(device: &ChannelStats, host: &ChannelStats, magnitude: f64, context: &str) {
+/// Asserts device statistics equal the f64 reference: count, min and max exactly; the mean to
+/// 1e-5 of the standard deviation (exactly on a flat channel); the standard deviation and the
+/// RMS to 1e-5 relative (the targets of issue 28, whatever the offset).
+fn assert_stats(device: &ChannelStats, host: &ChannelStats, context: &str) {
     assert_eq!(device.count, host.count, "{context}: count");
     assert_eq!(device.min, host.min, "{context}: min");
     assert_eq!(device.max, host.max, "{context}: max");
     assert!(
-        (device.sum - host.sum).abs() <= 1e-5 * magnitude,
-        "{context}: sum {} vs {} (Σ|x| {magnitude})",
-        device.sum,
-        host.sum
+        (device.mean() - host.mean()).abs() <= 1e-5 * host.std(),
+        "{context}: mean {} vs {} (std {})",
+        device.mean(),
+        host.mean(),
+        host.std()
     );
     assert!(
-        (device.sum_sq - host.sum_sq).abs() <= 1e-5 * host.sum_sq,
-        "{context}: sum of squares {} vs {}",
-        device.sum_sq,
-        host.sum_sq
+        (device.std() - host.std()).abs() <= 1e-5 * host.std(),
+        "{context}: std {} vs {}",
+        device.std(),
+        host.std()
     );
     assert!(
         (device.rms() - host.rms()).abs() <= 1e-5 * host.rms(),
         "{context}: rms {} vs {}",
         device.rms(),
         host.rms()
-    );
-    assert!(
-        (device.mean() - host.mean()).abs() <= 1e-5 * magnitude / host.count as f64,
-        "{context}: mean {} vs {}",
-        device.mean(),
-        host.mean()
     );
 }
 
@@ -408,7 +403,6 @@ fn channel_statistics_match_an_f64_reference_and_merge_across_windows() {
                 .unwrap_or_else(|e| panic!("{target}: {e}"));
             let mut totals = vec![ChannelStats::EMPTY; channels];
             let mut reference = vec![ChannelStats::EMPTY; channels];
-            let mut magnitude = vec![0f64; channels];
             // Windows with halos: only `valid` is counted; the last is short and odd.
             for (samples, valid) in [
                 (30_200usize, 100..30_100),
@@ -431,15 +425,13 @@ fn channel_statistics_match_an_f64_reference_and_merge_across_windows() {
                 for c in 0..channels {
                     let part = &values[c * samples..][valid.clone()];
                     let host = ChannelStats::from_values(part);
-                    let mag: f64 = part.iter().map(|v| f64::from(v.abs())).sum();
-                    assert_stats(&single[c], &host, mag, &format!("{context}: channel {c}"));
+                    assert_stats(&single[c], &host, &format!("{context}: channel {c}"));
                     reference[c].merge(&host);
-                    magnitude[c] += mag;
                 }
             }
             for c in 0..channels {
                 let context = format!("{target}, seed {seed}: {channels} ch merged, channel {c}");
-                assert_stats(&totals[c], &reference[c], magnitude[c], &context);
+                assert_stats(&totals[c], &reference[c], &context);
                 assert_eq!(totals[c].count, 2 * 30_000 + 937, "{context}");
             }
         }
@@ -497,7 +489,6 @@ fn deferred_statistics_equal_the_per_window_ones_over_many_windows() {
             .unwrap_or_else(|e| panic!("{target}: {e}"));
         let mut totals = vec![ChannelStats::EMPTY; channels];
         let mut reference = vec![ChannelStats::EMPTY; channels];
-        let mut magnitude = vec![0f64; channels];
         // More windows than are kept in flight, of fresh lengths and owned ranges (some
         // empty): three batches are read back while the next fills, so both halves of the
         // ring are reused and windows of different shapes share them.
@@ -525,7 +516,6 @@ fn deferred_statistics_equal_the_per_window_ones_over_many_windows() {
             for c in 0..channels {
                 let part = &values[c * samples..][start..end];
                 reference[c].merge(&ChannelStats::from_values(part));
-                magnitude[c] += part.iter().map(|v| f64::from(v.abs())).sum::<f64>();
             }
         }
         let got = deferred
@@ -535,7 +525,7 @@ fn deferred_statistics_equal_the_per_window_ones_over_many_windows() {
             let context = format!("{target}, seed {seed}: channel {c}");
             // The same partials merged in the same order: equal to the per-window path.
             assert_eq!(got[c], totals[c], "{context}");
-            assert_stats(&got[c], &reference[c], magnitude[c].max(1.0), &context);
+            assert_stats(&got[c], &reference[c], &context);
         }
         // Finishing starts afresh.
         let again = deferred

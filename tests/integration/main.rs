@@ -5,6 +5,7 @@ mod edges;
 mod exit;
 mod kernels;
 mod multi;
+mod offsets;
 mod staged;
 mod stream;
 mod upload;

@@ -496,13 +496,8 @@ fn multi_row(
     for _ in 0..=REPEATS {
         let a = scan_on(&devices[..1], source.clone(), &options)?;
         let b = scan_on(devices, source.clone(), &options)?;
-        let same = a.stats.iter().zip(&b.stats).all(|(x, y)| {
-            x.count == y.count
-                && x.sum.to_bits() == y.sum.to_bits()
-                && x.sum_sq.to_bits() == y.sum_sq.to_bits()
-                && x.min.to_bits() == y.min.to_bits()
-                && x.max.to_bits() == y.max.to_bits()
-        });
+        let same = a.stats.len() == b.stats.len()
+            && a.stats.iter().zip(&b.stats).all(|(x, y)| x.same_bits(y));
         if !same {
             return Err(CliError::new(format!(
                 "the {label} scan on {} devices differs from the scan on one",

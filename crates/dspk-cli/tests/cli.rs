@@ -29,10 +29,6 @@ fn indices(v: &Value) -> Vec<usize> {
         .collect()
 }
 
-fn close(a: f64, b: f64, rel: f64) -> bool {
-    (a - b).abs() <= rel * b.abs().max(1.0)
-}
-
 #[test]
 fn scan_json_names_the_planted_channels() {
     for target in runtimes() {
@@ -77,8 +73,16 @@ fn scan_json_names_the_planted_channels() {
                     _ => host.std(),
                 };
                 let got = row[key].as_f64().unwrap();
-                // f32 partial sums of 1024 values on the device, f64 on the host.
-                assert!(close(got, want, 1e-4), "{rt} ch{ch} {key}: {got} vs {want}");
+                // The mean to 1e-5 of the spread (exact on a flat channel), the rest to 1e-5
+                // relative: f32 partials of 1024 values on the device, f64 on the host.
+                let tolerance = match key {
+                    "mean" => 1e-5 * host.std(),
+                    _ => 1e-5 * want.abs(),
+                };
+                assert!(
+                    (got - want).abs() <= tolerance,
+                    "{rt} ch{ch} {key}: {got} vs {want}"
+                );
             }
             let flag = &row["flag"];
             match ch {

@@ -4,8 +4,8 @@
 //! `#[cube]` index helpers, 32-bit and binding limits, special values, tuning keys and the
 //! reproducibility guard, device timing) and the two kernels that get a recording onto the
 //! device: [`Decoder`] (stored samples → scaled `f32`, channel-major, on the device) and
-//! [`ChannelStatsKernel`] (per-channel min, max, mean and RMS, merged across windows on the
-//! host in `f64`).
+//! [`ChannelStatsKernel`] (per-channel min, max, mean, RMS and standard deviation, merged across
+//! windows on the host in `f64` with a formula that a DC offset does not upset).
 //!
 //! It takes a [`Client`](cubecl::client::Client) and never picks or opens a device (that is
 //! `dspk-device`'s job), and it turns on no CubeCL runtime: the binary or test suite that
@@ -45,6 +45,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod channel_stats;
 pub mod contraction;
 pub mod decode;
 pub mod geometry;
@@ -57,6 +58,7 @@ pub mod tuning;
 
 pub use args::*;
 pub use bench::{DecodeVsCopy, decode_vs_copy};
+pub use channel_stats::ChannelStats;
 pub use contraction::*;
 pub use decode::*;
 pub use geometry::*;

@@ -1,11 +1,15 @@
-//! Per-channel statistics of decoded windows: min, max, sum and sum of squares in `f32`
-//! partials over modest chunks on the device, merged on the host in `f64`.
+//! Per-channel statistics of decoded windows: min, max, mean and the sum of squared deviations
+//! in `f32` partials over modest chunks on the device, merged on the host in `f64`.
 //!
-//! A channel of 30 000 values of ~±100 µV summed in one `f32` accumulator loses digits; here
 //! [`STATS_LANES`] units share each chunk of [`STATS_CHUNK`] samples of one channel (32 values
-//! each, neighbouring units on neighbouring samples), a second pass folds the lanes into one
-//! `f32` partial per chunk, and the host adds the chunks' partials in `f64`, so hours of data
-//! keep their accuracy.
+//! each, neighbouring units on neighbouring samples). Each unit keeps Welford's running mean and
+//! sum of squared deviations of its values taken relative to the chunk's first value (the
+//! *shift*); a second pass merges the lanes with Chan et al.'s pairwise formula into one `f32`
+//! partial per chunk: min, max, shift, mean from the shift, `M₂`. Relative to the shift the
+//! values are small (a channel's spread, not its offset), so no digit of the spread is lost to a
+//! DC offset, and the host merges the chunks in `f64` ([`ChannelStats::merge`]), so hours of
+//! data keep their accuracy. (Sums and sums of squares in `f32`, `E[x²] − mean²`, reported a
+//! 10 µV channel at a 56 mV offset as flat.)
 
 use std::ops::Range;
 
@@ -14,6 +18,7 @@ use cubecl::server::Handle;
 use dspk_types::{DspError, DspResult, SampleFormat};
 
 use crate::args::f32_arg;
+use crate::channel_stats::ChannelStats;
 use crate::decode::{DecodedWindow, read_f32};
 use crate::geometry::{GridLimits, LaunchGeometry, element_position, row_share_of};
 use crate::limits::{check_window_fits, device_elements};
@@ -25,87 +30,17 @@ pub const STATS_CHUNK: usize = 1024;
 /// Units sharing one chunk in the first pass (a plane's worth on most GPUs).
 pub const STATS_LANES: usize = 32;
 
-/// Values in one partial: min, max, sum, sum of squares.
-const PARTIAL: usize = 4;
+/// Values in one chunk's partial: min, max, shift, mean from the shift, `M₂`.
+const PARTIAL: usize = 5;
 
-/// Statistics of one channel over any number of samples, in `f64`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ChannelStats {
-    /// Samples counted.
-    pub count: u64,
-    /// Smallest value (`+∞` when empty).
-    pub min: f64,
-    /// Largest value (`−∞` when empty).
-    pub max: f64,
-    /// Sum of the values.
-    pub sum: f64,
-    /// Sum of the squared values.
-    pub sum_sq: f64,
-}
-
-impl Default for ChannelStats {
-    fn default() -> Self {
-        Self::EMPTY
-    }
-}
-
-impl ChannelStats {
-    /// No samples.
-    pub const EMPTY: ChannelStats = ChannelStats {
-        count: 0,
-        min: f64::INFINITY,
-        max: f64::NEG_INFINITY,
-        sum: 0.0,
-        sum_sq: 0.0,
-    };
-
-    /// The statistics of `values`, computed on the host in `f64` (the reference the kernel is
-    /// tested against).
-    pub fn from_values(values: &[f32]) -> Self {
-        let mut s = Self::EMPTY;
-        for &v in values {
-            let v = f64::from(v);
-            s.min = s.min.min(v);
-            s.max = s.max.max(v);
-            s.sum += v;
-            s.sum_sq += v * v;
-        }
-        s.count = values.len() as u64;
-        s
-    }
-
-    /// Adds `other`'s samples to these.
-    pub fn merge(&mut self, other: &ChannelStats) {
-        self.count += other.count;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        self.sum += other.sum;
-        self.sum_sq += other.sum_sq;
-    }
-
-    /// The mean (NaN when empty).
-    pub fn mean(&self) -> f64 {
-        self.sum / self.count as f64
-    }
-
-    /// The root mean square (NaN when empty).
-    pub fn rms(&self) -> f64 {
-        (self.sum_sq / self.count as f64).sqrt()
-    }
-
-    /// The population standard deviation (NaN when empty); rounding can make the variance
-    /// slightly negative for a constant channel, which is clamped to 0.
-    pub fn std(&self) -> f64 {
-        let mean = self.mean();
-        (self.sum_sq / self.count as f64 - mean * mean)
-            .max(0.0)
-            .sqrt()
-    }
-}
+/// Values in one lane's partial: min, max, count, mean from the shift, `M₂`.
+const LANE_PARTIAL: usize = 5;
 
 /// First pass: [`STATS_LANES`] units per (channel, chunk) row, each taking its
-/// [`row_share_of`] of the chunk (neighbouring lanes read neighbouring samples), writing one
-/// partial per lane. No shared memory (see [`crate::decode`]'s module docs on lavapipe).
+/// [`row_share_of`] of the chunk (neighbouring lanes read neighbouring samples) and keeping
+/// Welford's running mean and `M₂` of its values less the chunk's first value, writing one lane
+/// partial (min, max, count, mean from the shift, `M₂`). No shared memory (see
+/// [`crate::decode`]'s module docs on lavapipe).
 #[cube(launch)]
 fn stats_lanes(
     data: &[f32],
@@ -127,51 +62,80 @@ fn stats_lanes(
         let first = (row % chunks) * chunk;
         let len = min(chunk, valid_len - first);
         let base = channel * samples + valid_start + first;
+        let shift = data[base];
         let mut lo = positive_infinity();
         let mut hi = negative_infinity();
-        let mut sum = 0.0f32;
-        let mut sum_sq = 0.0f32;
+        let mut count = 0.0f32;
+        let mut mean = 0.0f32;
+        let mut m2 = 0.0f32;
         let share = row_share_of(len, lane, lane_count, contiguous);
         let mut i = share.start;
         while i < share.end {
             let v = data[base + i];
             lo = min(lo, v);
             hi = max(hi, v);
-            sum += v;
-            sum_sq += v * v;
+            let d = v - shift;
+            count += 1.0;
+            let delta = d - mean;
+            mean += delta / count;
+            m2 += delta * (d - mean);
             i += share.step;
         }
-        let out = unit * 4;
+        let out = unit * 5;
         lanes[out] = lo;
         lanes[out + 1] = hi;
-        lanes[out + 2] = sum;
-        lanes[out + 3] = sum_sq;
+        lanes[out + 2] = count;
+        lanes[out + 3] = mean;
+        lanes[out + 4] = m2;
     }
 }
 
-/// Second pass: one unit per row folds the row's lane partials into one partial.
+/// Second pass: one unit per row merges the row's lane partials (Chan et al.'s pairwise
+/// formula, in lane order) into the chunk's partial: min, max, shift, mean from the shift,
+/// `M₂`. Lane 0 always holds the chunk's first value, so the running count is never 0.
 #[cube(launch)]
-fn stats_rows(lanes: &[f32], partials: &mut [f32], rows: usize, #[comptime] lane_count: usize) {
+fn stats_rows(
+    data: &[f32],
+    lanes: &[f32],
+    partials: &mut [f32],
+    samples: usize,
+    valid_start: usize,
+    chunks: usize,
+    rows: usize,
+    #[comptime] chunk: usize,
+    #[comptime] lane_count: usize,
+) {
     let row = element_position();
     if row < rows {
-        let first = row * lane_count * 4;
-        let mut lo = lanes[first];
-        let mut hi = lanes[first + 1];
-        let mut sum = lanes[first + 2];
-        let mut sum_sq = lanes[first + 3];
+        let channel = row / chunks;
+        let first = (row % chunks) * chunk;
+        let shift = data[channel * samples + valid_start + first];
+        let head = row * lane_count * 5;
+        let mut lo = lanes[head];
+        let mut hi = lanes[head + 1];
+        let mut count = lanes[head + 2];
+        let mut mean = lanes[head + 3];
+        let mut m2 = lanes[head + 4];
         #[unroll]
         for l in 1..lane_count {
-            let p = first + l * 4;
+            let p = head + l * 5;
             lo = min(lo, lanes[p]);
             hi = max(hi, lanes[p + 1]);
-            sum += lanes[p + 2];
-            sum_sq += lanes[p + 3];
+            // An empty lane (a short chunk) has count 0 and adds nothing.
+            let other = lanes[p + 2];
+            let total = count + other;
+            let delta = lanes[p + 3] - mean;
+            let weight = other / total;
+            mean += delta * weight;
+            m2 += lanes[p + 4] + delta * delta * (count * weight);
+            count = total;
         }
-        let out = row * 4;
+        let out = row * 5;
         partials[out] = lo;
         partials[out + 1] = hi;
-        partials[out + 2] = sum;
-        partials[out + 3] = sum_sq;
+        partials[out + 2] = shift;
+        partials[out + 3] = mean;
+        partials[out + 4] = m2;
     }
 }
 
@@ -230,8 +194,8 @@ struct Reading {
 ///
 /// Each read-back held up the next window's upload by 1–4 ms on the H200 through wgpu (our
 /// reading: the read goes through the device's thread, which the upload needs too), whatever
-/// the batch's size; 32 windows of partials (184 kB each at 384 channels × 30 000 samples:
-/// 5.9 MB, twice for the two halves of the ring) made a fresh 60 s scan 5–10 % faster than 8.
+/// the batch's size; 32 windows of partials (230 kB each at 384 channels × 30 000 samples:
+/// 7.4 MB, twice for the two halves of the ring) made a fresh 60 s scan 5–10 % faster than 8.
 pub const STATS_IN_FLIGHT: usize = 32;
 
 impl std::fmt::Debug for ChannelStatsKernel {
@@ -270,7 +234,7 @@ impl ChannelStatsKernel {
             client: client.clone(),
             channels,
             max_samples,
-            lanes: client.empty(rows * STATS_LANES * PARTIAL * 4),
+            lanes: client.empty(rows * STATS_LANES * LANE_PARTIAL * 4),
             partials: client.empty(rows * PARTIAL * 4),
             limits: GridLimits::of(client),
             ring: Vec::new(),
@@ -586,7 +550,7 @@ impl ChannelStatsKernel {
             g.cube_count(),
             g.cube_dim(),
             f32_arg(data, channels * samples)?,
-            f32_arg(&self.lanes, lane_units * PARTIAL)?,
+            f32_arg(&self.lanes, lane_units * LANE_PARTIAL)?,
             samples,
             valid_local.start,
             valid_len,
@@ -601,9 +565,14 @@ impl ChannelStatsKernel {
             &self.client,
             g.cube_count(),
             g.cube_dim(),
-            f32_arg(&self.lanes, lane_units * PARTIAL)?,
+            f32_arg(data, channels * samples)?,
+            f32_arg(&self.lanes, lane_units * LANE_PARTIAL)?,
             f32_arg(partials, rows * PARTIAL)?,
+            samples,
+            valid_local.start,
+            chunks,
             rows,
+            STATS_CHUNK,
             STATS_LANES,
         );
         Ok(Some((chunks, valid_len)))
@@ -624,20 +593,22 @@ fn read_partials(client: &Client, handles: Vec<Handle>) -> Result<Vec<Vec<f32>>,
         .collect())
 }
 
-/// Adds the per-chunk `partials` (channel-major, `chunks` per channel, the last chunk short
-/// when `valid_len` is not a multiple of [`STATS_CHUNK`]) to `totals`, in `f64`.
+/// Merges the per-chunk `partials` (channel-major, `chunks` per channel, the last chunk short
+/// when `valid_len` is not a multiple of [`STATS_CHUNK`]) into `totals`, in `f64`, chunk by
+/// chunk in order.
 fn merge_partials(partials: &[f32], chunks: usize, valid_len: usize, totals: &mut [ChannelStats]) {
     for (ch, total) in totals.iter_mut().enumerate() {
         for k in 0..chunks {
             let p = &partials[(ch * chunks + k) * PARTIAL..][..PARTIAL];
             let n = STATS_CHUNK.min(valid_len - k * STATS_CHUNK) as u64;
-            total.merge(&ChannelStats {
-                count: n,
-                min: f64::from(p[0]),
-                max: f64::from(p[1]),
-                sum: f64::from(p[2]),
-                sum_sq: f64::from(p[3]),
-            });
+            total.merge(&ChannelStats::from_shifted(
+                n,
+                f64::from(p[0]),
+                f64::from(p[1]),
+                f64::from(p[2]),
+                f64::from(p[3]),
+                f64::from(p[4]),
+            ));
         }
     }
 }
