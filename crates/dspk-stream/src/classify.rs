@@ -180,4 +180,77 @@ mod tests {
         assert_eq!(c.indices(Flag::Dead), vec![0, 1, 2, 3]);
         assert!(c.indices(Flag::Noisy).is_empty());
     }
+
+    /// A channel whose standard deviation is exactly `std` (one sample's worth of `M₂`:
+    /// `√(std²)` is `std` in round-to-nearest), not flat.
+    fn with_std(std: f64) -> ChannelStats {
+        let s = ChannelStats {
+            count: 1,
+            min: -1.0,
+            max: 1.0,
+            mean: 0.0,
+            m2: std * std,
+        };
+        assert_eq!(s.std(), std, "the test's channel of std {std}");
+        s
+    }
+
+    /// Live channels of standard deviations 4, 7, 10, 13 and 16 (four each) and `test` last:
+    /// median 10, MAD 3 whatever `test` is (it is the largest or the smallest), so the noisy
+    /// threshold is 10 + 8 × 1.4826 × 3 = 45.58…, above 3 × 10.
+    fn probe_with(test: ChannelStats) -> Vec<ChannelStats> {
+        let mut stats: Vec<ChannelStats> = (0..20)
+            .map(|c| with_std([4.0, 7.0, 10.0, 13.0, 16.0][c % 5]))
+            .collect();
+        stats.push(test);
+        stats
+    }
+
+    #[test]
+    fn the_noisy_threshold_is_pinned_at_its_edge() {
+        let threshold = 10.0 + NOISY_MADS * MAD_TO_STD * 3.0;
+        assert!(threshold > NOISY_RATIO * 10.0);
+        for (std, noisy) in [
+            (threshold, false),
+            (threshold.next_down(), false),
+            (threshold.next_up(), true),
+            (2.0 * threshold, true),
+        ] {
+            let c = classify(&probe_with(with_std(std)));
+            assert_eq!((c.median_std, c.noisy_threshold), (10.0, threshold));
+            assert_eq!(c.flags[20] == Some(Flag::Noisy), noisy, "std {std}");
+            assert!(c.flags[..20].iter().all(Option::is_none), "std {std}");
+        }
+        // Where the MAD is small, the ratio decides: median 10, MAD 0, threshold 30.
+        let mut stats = vec![with_std(10.0); 20];
+        stats.push(with_std(30.0));
+        assert_eq!(classify(&stats).noisy_threshold, NOISY_RATIO * 10.0);
+        assert_eq!(classify(&stats).flags[20], None);
+        stats[20] = with_std(30f64.next_up());
+        assert_eq!(classify(&stats).flags[20], Some(Flag::Noisy));
+    }
+
+    #[test]
+    fn the_dead_threshold_is_pinned_at_its_edge() {
+        for (test, dead) in [
+            // Exactly flat: min == max, whatever its level.
+            (ChannelStats::from_values(&[56_250.0; 300]), true),
+            // Nearly flat: a spread just under the threshold, then at it and above.
+            (with_std(DEAD_STD.next_down()), true),
+            (with_std(DEAD_STD), false),
+            (with_std(DEAD_STD.next_up()), false),
+            // One count of 2.34 µV in a million samples at 70 mV: tiny, but not flat.
+            (
+                {
+                    let mut v = vec![70_000.0f32; 1_000_000];
+                    v[500_000] += 2.343_75;
+                    ChannelStats::from_values(&v)
+                },
+                false,
+            ),
+        ] {
+            let c = classify(&probe_with(test));
+            assert_eq!(c.flags[20] == Some(Flag::Dead), dead, "{test:?}");
+        }
+    }
 }
