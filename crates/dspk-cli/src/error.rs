@@ -4,9 +4,13 @@ use std::fmt;
 
 use dspk_types::{ComputeError, DspError};
 
-/// Why a command failed, as the one line `dspk` prints after `error: `.
+/// Why a command failed, as the one line `dspk` prints after `error: `, with what the command
+/// did compute (the scans that succeeded, the jobs that finished), printed before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CliError(String);
+pub(crate) struct CliError {
+    message: String,
+    output: Option<String>,
+}
 
 /// Result of a command.
 pub(crate) type CliResult<T> = Result<T, CliError>;
@@ -14,13 +18,30 @@ pub(crate) type CliResult<T> = Result<T, CliError>;
 impl CliError {
     /// An error with the given message.
     pub(crate) fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
+        Self {
+            message: message.into(),
+            output: None,
+        }
+    }
+
+    /// This error with the command's output, complete, to print on stdout before the error
+    /// line (a scan of several recordings of which some failed).
+    pub(crate) fn with_output(self, output: String) -> Self {
+        Self {
+            output: Some(output),
+            ..self
+        }
+    }
+
+    /// What the command computed before it failed, to print on stdout.
+    pub(crate) fn output(&self) -> Option<&str> {
+        self.output.as_deref()
     }
 
     /// The message on one line: line breaks inside it (a parser's multi-line report) become
     /// `; `.
     pub(crate) fn one_line(&self) -> String {
-        self.0
+        self.message
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty())
@@ -30,7 +51,10 @@ impl CliError {
 
     /// This error with `context` in front (`context: message`).
     pub(crate) fn context(self, context: impl fmt::Display) -> Self {
-        Self(format!("{context}: {}", self.0))
+        Self {
+            message: format!("{context}: {}", self.message),
+            ..self
+        }
     }
 }
 
@@ -42,13 +66,13 @@ impl fmt::Display for CliError {
 
 impl From<DspError> for CliError {
     fn from(e: DspError) -> Self {
-        Self(e.to_string())
+        Self::new(e.to_string())
     }
 }
 
 impl From<ComputeError> for CliError {
     fn from(e: ComputeError) -> Self {
-        Self(e.to_string())
+        Self::new(e.to_string())
     }
 }
 

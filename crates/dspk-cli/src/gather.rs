@@ -82,13 +82,8 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
     if incomplete == 0 {
         return Ok(out);
     }
-    // The results that are there are printed; the status says some are not.
-    if ctx.json {
-        // JSON escapes control characters itself.
-        print!("{out}");
-    } else {
-        print!("{}", crate::report::escape_controls(&out, true));
-    }
+    // The results that are there are printed (by `main`, before the error line); the status
+    // says some are not.
     let first = standings
         .iter()
         .find_map(|(job, s)| match s {
@@ -106,7 +101,8 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
         plan.jobs.len(),
         failed.len(),
         missing.len()
-    )))
+    ))
+    .with_output(out))
 }
 
 /// A job's records: a result beats a failure record (a failure that a later run fixed).

@@ -209,7 +209,7 @@ impl Input {
     pub(crate) fn report_warnings(&self) {
         for w in &self.warnings {
             // The readers' warnings name their file.
-            eprintln!("warning: {}", crate::report::escape_controls(w, false));
+            crate::output::stderr_line("warning", w);
         }
     }
 

@@ -7,6 +7,7 @@ mod error;
 mod gather;
 mod info;
 mod input;
+mod output;
 mod parse;
 mod plan;
 mod progress;
@@ -14,7 +15,6 @@ mod report;
 mod run;
 mod scan;
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -276,6 +276,11 @@ impl JoinArgs {
 struct InfoArgs {
     #[command(flatten)]
     recording: RecordingArg,
+
+    /// Also write the recording's probe geometry to FILE as probeinterface JSON (an error
+    /// where the format gives none)
+    #[arg(long, value_name = "FILE")]
+    probe_out: Option<PathBuf>,
 }
 
 /// `--start`, `--end`, `--duration`, as written.
@@ -539,7 +544,7 @@ fn run(cli: Cli) -> CliResult<String> {
     ctx.target()?;
     match cli.command {
         Command::Devices => devices::run(&ctx),
-        Command::Info(args) => info::run(&ctx, &args.recording.open()?),
+        Command::Info(args) => info::run(&ctx, &args.recording.open()?, args.probe_out.as_deref()),
         Command::Scan(args) => {
             let time = args.time.parse()?;
             let opts = scan::ScanOptions {
@@ -678,7 +683,7 @@ fn parse_args() -> Cli {
             None => cli,
             Some(text) => {
                 let line = usage_line(&text, std::env::args().skip(1));
-                eprintln!("error: {}", report::escape_controls(&line, false));
+                output::stderr_line("error", &line);
                 dspk_exit::exit_now(2)
             }
         },
@@ -697,7 +702,7 @@ fn parse_args() -> Cli {
                 e.to_string()
             };
             let line = usage_line(&text, std::env::args().skip(1));
-            eprintln!("error: {}", report::escape_controls(&line, false));
+            output::stderr_line("error", &line);
             dspk_exit::exit_now(2)
         }
     }
@@ -774,25 +779,21 @@ fn main() {
     let json = cli.json;
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)));
     let status = match outcome {
-        Ok(Ok(text)) => match std::io::stdout().lock().write_all(
-            // JSON escapes control characters itself; text from files is escaped here.
-            if json {
-                text
-            } else {
-                report::escape_controls(&text, true)
-            }
-            .as_bytes(),
-        ) {
+        Ok(Ok(text)) => match output::stdout(&text, json) {
             Ok(()) => 0,
-            // A closed pipe (`dspk scan | head`): the reader has what it wanted.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
             Err(e) => {
-                eprintln!("error: cannot write the output: {e}");
+                output::stderr_line("error", &format!("cannot write the output: {e}"));
                 1
             }
         },
         Ok(Err(e)) => {
-            eprintln!("error: {}", report::escape_controls(&e.to_string(), false));
+            // What the command did compute (some scans, some jobs) comes first, whole.
+            if let Some(text) = e.output()
+                && let Err(w) = output::stdout(text, json)
+            {
+                output::stderr_line("error", &format!("cannot write the output: {w}"));
+            }
+            output::stderr_line("error", &e.to_string());
             1
         }
         Err(_) => {
@@ -801,8 +802,8 @@ fn main() {
                 .ok()
                 .and_then(|mut m| m.take())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let line = report::escape_controls(&CliError::new(message).one_line(), false);
-            eprintln!("error: internal error: {line}");
+            let line = CliError::new(message).one_line();
+            output::stderr_line("error", &format!("internal error: {line}"));
             101
         }
     };

@@ -173,20 +173,14 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
     };
     match failed.len() {
         0 => Ok(out),
-        n => {
-            // The results that did come are printed; the status says some did not. JSON
-            // escapes control characters itself (as `main` prints a whole success).
-            if ctx.json {
-                print!("{out}");
-            } else {
-                print!("{}", crate::report::escape_controls(&out, true));
-            }
-            Err(CliError::new(format!(
-                "{n} of {} recordings could not be scanned: {}",
-                jobs.len(),
-                failed[0]
-            )))
-        }
+        // The results that did come are printed (by `main`, before the error line); the status
+        // says some did not.
+        n => Err(CliError::new(format!(
+            "{n} of {} recordings could not be scanned: {}",
+            jobs.len(),
+            failed[0]
+        ))
+        .with_output(out)),
     }
 }
 

@@ -1,8 +1,9 @@
 //! What a new user sees on a run that works: the readers' warnings on every command, a first
-//! screen that fits, and no `error:` line from the Vulkan layers when `XDG_RUNTIME_DIR` is unset.
+//! screen that fits, no `error:` line from the Vulkan layers when `XDG_RUNTIME_DIR` is unset, and
+//! a quiet end when the reader of the output goes away (`dspk scan --table | head -1`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
 
 use serde_json::Value;
 
@@ -478,4 +479,109 @@ fn a_split_run_is_joined_listed_by_segment_and_converted_whole_or_by_segment() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&rates).unwrap();
+}
+
+/// Runs `dspk args` in `dir` with stdout a pipe whose reading end is closed before it writes
+/// (and stderr too when `close_stderr`); its status and stderr.
+fn with_closed_stdout(dir: &Path, args: &[&str], close_stderr: bool) -> (ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dspk"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DSPK_RUNTIME")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the dspk binary runs");
+    drop(child.stdout.take());
+    if close_stderr {
+        drop(child.stderr.take());
+    }
+    let out = child.wait_with_output().expect("dspk ends");
+    (out.status, text(&out.stderr))
+}
+
+#[test]
+fn a_closed_stdout_ends_every_command_quietly_with_its_own_status() {
+    let dir = scratch("closed-pipe");
+    partial_file(&dir.join("rec.bin"), 2, 3000, 0);
+    std::fs::write(
+        dir.join("rec.bin.json"),
+        r#"{"sample_rate": 30000, "channel_count": 2, "format": "int16", "order": "time-major"}"#,
+    )
+    .unwrap();
+    for target in runtimes() {
+        let rt = target.name();
+        let _ = std::fs::remove_dir_all(dir.join("jobs"));
+        let _ = std::fs::remove_dir_all(dir.join("short"));
+        // (arguments, the status the command has whether or not its output is read). `bench`
+        // returns its table to `main` as every command does (tests/bench.rs runs it; it takes
+        // 40 s on lavapipe).
+        let mut cases: Vec<(Vec<&str>, i32)> = vec![
+            (vec!["devices"], 0),
+            (vec!["info", "--synthetic-duration", "1"], 0),
+            (vec!["info", "rec.bin"], 0),
+            (
+                vec![
+                    "--runtime",
+                    rt,
+                    "scan",
+                    "--synthetic-duration",
+                    "1",
+                    "--table",
+                ],
+                0,
+            ),
+            (vec!["--runtime", rt, "scan", "rec.bin", "rec.bin"], 0),
+            (
+                vec!["--runtime", rt, "convert", "rec.bin", "-o", "out.bin"],
+                0,
+            ),
+            (vec!["plan", "rec.bin", "--out", "jobs"], 0),
+            (vec!["--runtime", rt, "run", "jobs", "--job", "0"], 0),
+            (vec!["gather", "jobs"], 0),
+            // A plan of two jobs, one never run: gather prints what is there, then fails.
+            (
+                vec!["plan", "rec.bin", "--chunk", "1500smp", "--out", "short"],
+                0,
+            ),
+            (vec!["--runtime", rt, "run", "short", "--job", "0"], 0),
+            (vec!["gather", "short"], 1),
+        ];
+        let json: Vec<(Vec<&str>, i32)> = cases
+            .iter()
+            .filter(|(args, _)| args.iter().all(|a| *a != "run" && *a != "plan"))
+            .map(|(args, status)| ([&args[..], &["--json"]].concat(), *status))
+            .collect();
+        cases.extend(json);
+        for (args, want) in &cases {
+            let (status, err) = with_closed_stdout(&dir, args, false);
+            assert_eq!(status.code(), Some(*want), "dspk {args:?}: {status}: {err}");
+            for bad in [
+                "panicked",
+                "Broken pipe",
+                "broken pipe",
+                "internal error",
+                "os error",
+            ] {
+                assert!(!err.contains(bad), "dspk {args:?}: {err}");
+            }
+            if *want == 0 {
+                assert!(!err.contains("error"), "dspk {args:?}: {err}");
+            } else {
+                assert!(
+                    err.contains("error: 1 of 2 jobs have no result"),
+                    "dspk {args:?}: {err}"
+                );
+            }
+        }
+        // With stderr closed as well, the error line has no reader either: still no panic.
+        let (status, _) = with_closed_stdout(&dir, &["gather", "short"], true);
+        assert_eq!(
+            status.code(),
+            Some(1),
+            "gather with both pipes closed: {status}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
