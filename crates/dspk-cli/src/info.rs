@@ -1,6 +1,7 @@
 //! `dspk info`: a recording's description.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use dspk_types::{
     Probe, RateDrift, RecordingInfo, STATED_RATE_KEY, SampleRate, rate_difference_ppm,
@@ -8,7 +9,7 @@ use dspk_types::{
 use serde_json::json;
 
 use crate::Ctx;
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult};
 use crate::input::{Input, Origin};
 use crate::report::{exact_seconds, gain_groups, gain_lines, hms, index_list};
 
@@ -28,10 +29,22 @@ fn shorten(value: &str) -> String {
     format!("{head}… ({n} characters)")
 }
 
-/// Runs `dspk info` on an open recording.
-pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
+/// Runs `dspk info` on an open recording; with `probe_out`, first writes its probe there as
+/// probeinterface JSON.
+pub(crate) fn run(ctx: &Ctx, input: &Input, probe_out: Option<&Path>) -> CliResult<String> {
     input.report_warnings();
     let info = input.info();
+    if let Some(path) = probe_out {
+        let probe = info.probe.as_ref().ok_or_else(|| {
+            CliError::new(format!(
+                "{}: no probe geometry to write to {} (the format gives none)",
+                input.label(),
+                path.display()
+            ))
+        })?;
+        dspk_io::write_probeinterface(path, probe)
+            .map_err(|e| CliError::from(e).context("--probe-out"))?;
+    }
     let duration = info.duration()?;
     let stored_bytes = u128::from(info.samples) * info.frame_bytes() as u128;
     let groups = gain_groups(info);
@@ -62,7 +75,10 @@ pub(crate) fn run(ctx: &Ctx, input: &Input) -> CliResult<String> {
         .map(|g| {
             json!({
                 "after_segment": g.after,
-                "samples": g.samples.to_string(),
+                // A number: exact for any gap from -2^63 to 2^64 samples (every real one),
+                // nearest double beyond.
+                "samples": serde_json::Number::from_i128(g.samples)
+                    .map_or_else(|| json!(g.samples as f64), serde_json::Value::Number),
                 "seconds": g.seconds(info.sample_rate),
             })
         })

@@ -400,7 +400,7 @@ fn a_split_run_is_joined_listed_by_segment_and_converted_whole_or_by_segment() {
             (Some(5_000), Some(1_500), Some(12_000))
         ]
     );
-    assert_eq!(info["gaps"][0]["samples"], "6000");
+    assert_eq!(info["gaps"][0]["samples"].as_i64(), Some(6000), "{info}");
     assert_eq!(info["nominal_sample_rate"], "30000");
     assert_eq!(info["measured_sample_rate"], "30000.5");
     let listing = ok(&["info", "--concat", s0, s1, s2]);
