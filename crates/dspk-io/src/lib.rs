@@ -14,6 +14,8 @@
 //!   files placed by `firstSample`; contiguous files one segment, gaps new segments or zeros).
 //! - [`write_binary`] streams any source through windows into a new file + sidecar;
 //!   [`BinaryWriter`] takes windows one at a time (e.g. decoded on a device).
+//! - [`write_probeinterface`] writes a recording's [`Probe`](dspk_types::Probe) as
+//!   probeinterface JSON.
 //! - [`durable`]: how every file of dspk is written (a temporary, `fsync`, rename) and how a
 //!   killed writer's temporaries are found and removed.
 //!
@@ -104,6 +106,7 @@ mod mapped;
 mod neuropixels;
 mod npy;
 mod openephys;
+mod probeinterface;
 mod raw;
 mod spikeglx;
 mod writer;
@@ -114,6 +117,7 @@ pub use guard::*;
 pub use join::*;
 pub use npy::*;
 pub use openephys::*;
+pub use probeinterface::*;
 pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};
 pub use spikeglx::*;
 pub use writer::*;
