@@ -171,3 +171,41 @@ def test_spikeglx_probes_equal_probeinterface(metas, dspk_program):
     print(f"{compared} probes equal to probeinterface's; it refused {len(refused_by_pi)}: {refused_by_pi}")
     assert not problems, "\n".join(problems)
     assert compared >= LEAST_COMPARED, f"only {compared} files compared; probeinterface refused {refused_by_pi}"
+
+
+def test_probe_out_is_read_back_by_probeinterface(metas, dspk_program, tmp_path):
+    """``dspk info --probe-out`` writes probeinterface JSON that ``read_probeinterface`` reads
+    back with the contacts ``dspk info --json`` lists: positions, ids, shanks and channels."""
+    pi = pytest.importorskip("probeinterface")
+    written = 0
+    for k, meta in enumerate(metas):
+        out = tmp_path / f"probe{k}.json"
+        done = subprocess.run([dspk_program, "info", "--json", "--probe-out", str(out), str(meta.with_suffix(".bin"))],
+                              capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            assert not out.exists() and len(done.stderr.strip().splitlines()) == 1, f"{name(meta)}: {done.stderr}"
+            continue
+        chans = json.loads(done.stdout)["probe"]["contacts"]["channels"]
+        idx = [i for i, c in enumerate(chans) if c is not None]
+        group = pi.read_probeinterface(out)
+        assert len(group.probes) == 1, name(meta)
+        back = group.probes[0]
+        assert np.allclose(back.contact_positions, [[chans[i]["x_um"], chans[i]["y_um"]] for i in idx], atol=1e-9, rtol=0), name(meta)
+        assert list(back.contact_ids) == [chans[i]["id"] for i in idx], name(meta)
+        assert list(back.shank_ids.astype(int)) == [chans[i].get("shank", 0) for i in idx], name(meta)
+        assert list(back.device_channel_indices) == idx, name(meta)
+        written += 1
+    assert written >= LEAST_COMPARED, f"only {written} probes written"
+
+
+def test_probe_out_to_an_unwritable_path_is_one_line(metas, dspk_program, tmp_path):
+    """A ``--probe-out`` that cannot be written (a missing folder) is one error line naming it,
+    and no file."""
+    meta = next(m for m in metas if m.name == "NP2_4_shanks.imec0.ap.meta")
+    out = tmp_path / "no-such-folder" / "probe.json"
+    done = subprocess.run([dspk_program, "info", "--probe-out", str(out), str(meta.with_suffix(".bin"))],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no-such-folder" in lines[0] and "--probe-out" in lines[0], done.stderr
+    assert not out.parent.exists()
