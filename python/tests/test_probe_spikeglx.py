@@ -109,6 +109,14 @@ def name(meta: Path) -> str:
     return "/".join(meta.parts[-3:])
 
 
+def shanks(probe) -> np.ndarray:
+    """A probeinterface probe's shank ids as numbers (0 where it gives none)."""
+    ids = probe.shank_ids
+    if ids is None or (len(ids) and ids[0] == ""):
+        return np.zeros(probe.get_contact_count(), int)
+    return np.asarray(ids).astype(int)
+
+
 def differences(ours: dict, ref, shifts) -> list[str]:
     """How dspk's probe (``dspk info --json``'s ``probe``) differs from probeinterface's."""
     chans = ours["contacts"]["channels"]
@@ -121,10 +129,7 @@ def differences(ours: dict, ref, shifts) -> list[str]:
         errs.append(f"positions differ by up to {np.abs(pos - ref.contact_positions).max()} µm")
     if [chans[i]["id"] for i in idx] != list(ref.contact_ids):
         errs.append("contact ids differ")
-    ref_shanks = ref.shank_ids
-    if ref_shanks is None or (len(ref_shanks) and ref_shanks[0] == ""):
-        ref_shanks = np.zeros(len(idx), int)
-    if not np.array_equal([chans[i].get("shank", 0) for i in idx], np.asarray(ref_shanks).astype(int)):
+    if not np.array_equal([chans[i].get("shank", 0) for i in idx], shanks(ref)):
         errs.append("shank ids differ")
     if not np.array_equal(idx, ref.device_channel_indices):
         errs.append("device_channel_indices differ")
@@ -209,3 +214,44 @@ def test_probe_out_to_an_unwritable_path_is_one_line(metas, dspk_program, tmp_pa
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "no-such-folder" in lines[0] and "--probe-out" in lines[0], done.stderr
     assert not out.parent.exists()
+
+
+def test_recording_probe_is_probeinterfaces(metas, monkeypatch):
+    """``Recording.probe`` is a ``probeinterface.Probe`` equal to ``read_spikeglx``'s where
+    probeinterface is installed, a dict of the same arrays where it cannot be imported, and
+    ``None`` where the format gives no geometry (the NI file)."""
+    import dspk
+
+    pi = pytest.importorskip("probeinterface")
+    compared, without = 0, []
+    for meta in metas:
+        rec = dspk.open(meta.with_suffix(".bin"))
+        ours = rec.probe
+        if ours is None:
+            without.append(name(meta))
+            continue
+        assert isinstance(ours, pi.Probe), name(meta)
+        with monkeypatch.context() as m:
+            m.setitem(sys.modules, "probeinterface", None)
+            plain = rec.probe
+        assert isinstance(plain, dict), name(meta)
+        assert np.array_equal(plain["x_um"], ours.contact_positions[:, 0]), name(meta)
+        assert np.array_equal(plain["y_um"], ours.contact_positions[:, 1]), name(meta)
+        assert list(plain["contact_id"]) == list(ours.contact_ids), name(meta)
+        assert np.array_equal(plain["device_channel_index"], ours.device_channel_indices), name(meta)
+        assert np.array_equal(plain["shank"], ours.shank_ids.astype(int)), name(meta)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ref = pi.read_spikeglx(meta)
+        except Exception:  # noqa: BLE001 - the files probeinterface refuses are checked above
+            continue
+        assert np.allclose(ours.contact_positions, ref.contact_positions, atol=1e-6, rtol=0), name(meta)
+        assert list(ours.contact_ids) == list(ref.contact_ids), name(meta)
+        assert np.array_equal(ours.device_channel_indices, ref.device_channel_indices), name(meta)
+        assert np.array_equal(shanks(ours), shanks(ref)), name(meta)
+        if "adc_sample_order" in ref.contact_annotations:
+            assert np.array_equal(plain["adc_order"], ref.contact_annotations["adc_sample_order"]), name(meta)
+        compared += 1
+    assert compared >= LEAST_COMPARED, f"only {compared} compared"
+    assert [w for w in without if "nidq" not in w] == [], without

@@ -247,6 +247,32 @@ impl Recording {
         Ok(d)
     }
 
+    /// Where each channel's contact sits, `None` where the format gives no geometry: a
+    /// `probeinterface.Probe` (probeinterface's JSON form of it, as `dspk info --probe-out`
+    /// writes) where probeinterface can be imported, else a dict of NumPy arrays, one entry per
+    /// contact (`x_um`, `y_um`, `shank`, `contact_id`, `device_channel_index`, and `adc`,
+    /// `adc_order` where the ADC slots are known) with the probe's `model`, `shank_pitch_um`,
+    /// `num_channels_per_adc` and `adc_cycle_samples` (each `None` where unknown).
+    #[getter]
+    fn probe<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(probe) = &self.source.info().probe else {
+            return Ok(None);
+        };
+        match py.import("probeinterface") {
+            Ok(pi) => {
+                let text = dspk_io::probeinterface_json(probe)["probes"][0].to_string();
+                let dict = py.import("json")?.call_method1("loads", (text,))?;
+                Ok(Some(
+                    pi.getattr("Probe")?.call_method1("from_dict", (dict,))?,
+                ))
+            }
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyImportError>(py) => {
+                probe_dict(py, probe).map(|d| Some(d.into_any()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// The path it was opened from, or `None`.
     #[getter]
     fn path(&self) -> Option<PathBuf> {
@@ -564,4 +590,38 @@ pub(crate) fn order_from(name: &str) -> PyResult<MemoryOrder> {
             "order {name:?} is not a layout: use \"time-major\" or \"channel-major\""
         ))
     })
+}
+
+/// `probe` as a dict of NumPy arrays, one entry per contact (see `Recording.probe`).
+fn probe_dict<'py>(py: Python<'py>, probe: &dspk_types::Probe) -> PyResult<Bound<'py, PyDict>> {
+    let contacts: Vec<_> = probe
+        .channels()
+        .iter()
+        .enumerate()
+        .filter_map(|(ch, c)| c.as_ref().map(|c| (ch, c)))
+        .collect();
+    let d = PyDict::new(py);
+    let x: Vec<f64> = contacts.iter().map(|(_, c)| c.x_um).collect();
+    let y: Vec<f64> = contacts.iter().map(|(_, c)| c.y_um).collect();
+    let shank: Vec<u32> = contacts.iter().map(|(_, c)| c.shank).collect();
+    let channel: Vec<u64> = contacts.iter().map(|(ch, _)| *ch as u64).collect();
+    let ids: Vec<&str> = contacts.iter().map(|(_, c)| c.id.as_str()).collect();
+    d.set_item("x_um", PyArray1::from_vec(py, x))?;
+    d.set_item("y_um", PyArray1::from_vec(py, y))?;
+    d.set_item("shank", PyArray1::from_vec(py, shank))?;
+    d.set_item("contact_id", ids)?;
+    d.set_item("device_channel_index", PyArray1::from_vec(py, channel))?;
+    let slots: Option<Vec<_>> = contacts.iter().map(|(_, c)| c.adc).collect();
+    if let Some(slots) = slots {
+        let adc: Vec<u32> = slots.iter().map(|s| s.adc).collect();
+        let order: Vec<u32> = slots.iter().map(|s| s.order).collect();
+        d.set_item("adc", PyArray1::from_vec(py, adc))?;
+        d.set_item("adc_order", PyArray1::from_vec(py, order))?;
+    }
+    let cycle = probe.adc_cycle();
+    d.set_item("model", probe.model())?;
+    d.set_item("shank_pitch_um", probe.shank_pitch_um())?;
+    d.set_item("num_channels_per_adc", cycle.map(|c| c.channels_per_adc))?;
+    d.set_item("adc_cycle_samples", cycle.map(|c| c.cycle_samples))?;
+    Ok(d)
 }
