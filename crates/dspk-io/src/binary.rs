@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
-    ChannelInfo, DspError, DspResult, MemoryOrder, Probe, RationalTime, RecordingInfo,
+    ChannelInfo, Clock, DspError, DspResult, MemoryOrder, Probe, RationalTime, RecordingInfo,
     SampleFormat, SampleRate, Segments, SignalUnit,
 };
 use serde::{Deserialize, Serialize};
@@ -41,9 +41,11 @@ pub const SIDECAR_VERSION: u32 = 1;
 /// (frames of every channel, as acquisition writes) or `channel-major`. Optional:
 /// `version` (1), `header_offset_bytes` (0, bytes skipped before the samples), `channels`
 /// (default names `ch0…`, gain 1, offset 0, dimensionless; each field of an entry is optional
-/// too), `start_time` (seconds, number or exact text; 0), `metadata` (text values), `probe`
-/// (the geometry, [`Probe`]'s fields: `channels` holds one contact or `null` per channel). Unknown
-/// fields are refused, so a typo is an error rather than a silently ignored setting.
+/// too), `start_time` (seconds, number or exact text; none: the file has no clock, it starts
+/// at 0 and [`open_joined`](crate::open_joined) joins it end to end), `metadata` (text values),
+/// `probe` (the geometry, [`Probe`]'s fields: `channels` holds one contact or `null` per
+/// channel). Unknown fields are refused, so a typo is an error rather than a silently ignored
+/// setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BinarySidecar {
@@ -66,9 +68,10 @@ pub struct BinarySidecar {
     /// Per-channel names and scaling; empty means defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<SidecarChannel>,
-    /// The time of sample 0.
-    #[serde(default)]
-    pub start_time: RationalTime,
+    /// The time of sample 0; none stated (and no `segments`): the file has no clock to place
+    /// it by ([`Clock::Unstated`]), it starts at 0 and joins where the file before it ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<RationalTime>,
     /// The segments, where the file holds more than one run of the clock, in file order;
     /// their lengths must add up to the samples in the file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -173,7 +176,9 @@ impl BinarySidecar {
                     unit: c.unit.clone(),
                 })
                 .collect(),
-            start_time: info.start_time,
+            // Written when the recording states it, or when a cut moved it from 0.
+            start_time: (info.clock.is_stated() || info.start_time != RationalTime::ZERO)
+                .then_some(info.start_time),
             segments: info.segments.as_ref().map_or_else(Vec::new, |segs| {
                 segs.list()
                     .iter()
@@ -439,7 +444,14 @@ impl BinaryLayout {
             start_time: sidecar
                 .segments
                 .first()
-                .map_or(sidecar.start_time, |g| g.start_time),
+                .map_or(sidecar.start_time.unwrap_or(RationalTime::ZERO), |g| {
+                    g.start_time
+                }),
+            clock: if sidecar.start_time.is_none() && sidecar.segments.is_empty() {
+                Clock::Unstated
+            } else {
+                Clock::Stated
+            },
             segments: sidecar.segments_of(samples, &sidecar_path)?,
             nominal_rate: sidecar.nominal_sample_rate,
             measured_rate: sidecar.measured_sample_rate,

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
-    ChannelInfo, DspError, DspResult, MICROVOLTS_PER_VOLT, MemoryOrder, RationalTime,
+    ChannelInfo, Clock, DspError, DspResult, MICROVOLTS_PER_VOLT, MemoryOrder, RationalTime,
     RecordingInfo, SampleFormat, SampleRate, SignalUnit,
 };
 
@@ -298,6 +298,7 @@ impl SpikeGlxLayout {
             format: SampleFormat::I16,
             order: MemoryOrder::TimeMajor,
             start_time,
+            clock: Clock::Stated,
             segments: None,
             nominal_rate: nominal.filter(|&n| n != sample_rate),
             measured_rate: nominal.map(|_| sample_rate),

@@ -434,6 +434,7 @@ pub fn write_binary(
             Some(segs) => segs.list()[0].start_time,
             None => info.start_time.checked_add(offset)?,
         },
+        clock: info.clock,
         segments: cut.filter(|s| s.len() > 1),
         nominal_rate: info.nominal_rate,
         measured_rate: info.measured_rate,

@@ -5,8 +5,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::{
-    DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, RecordingSource, SampleRate,
-    Segments, check_read, check_read_stored, rate_difference_ppm,
+    Clock, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, RecordingSource,
+    SampleRate, Segments, check_read, check_read_stored, rate_difference_ppm,
 };
 
 /// What a [`ConcatRecording`] makes of the clock samples between two parts.
@@ -95,7 +95,9 @@ impl Piece {
 /// a part that starts where the one before ends continues its segment; one that starts later
 /// leaves a gap, which starts a new segment or is filled with stored zeros
 /// ([`GapFill`]); one that starts earlier is an error (overlapping or out of order), unless
-/// every part is its own segment.
+/// every part is its own segment. A part whose files state no clock ([`Clock::Unstated`]: a raw
+/// file whose sidecar gives no start time) has nothing to place it by: it continues the part
+/// before it, end to end, as SpikeInterface's `concatenate_recordings` joins recordings.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -149,10 +151,13 @@ impl ConcatRecording {
         let mut clock_end: Option<(u64, usize)> = None;
         for (k, p) in parts.iter().enumerate() {
             let pinfo = p.info();
+            // No clock to place it by: it follows the part before it, end to end.
+            let unplaced = pinfo.clock == Clock::Unstated;
             for (s, seg) in pinfo.segments().list().iter().enumerate() {
                 let continues = match clock_end {
                     None => false,
                     Some(_) if options.part_per_segment && s == 0 => false,
+                    Some(_) if unplaced => true,
                     Some((end, before)) if seg.first_sample < end => {
                         return Err(DspError::config(format!(
                             "{}: segment {s} starts at clock sample {}, before the end ({end}) of {}: the recordings overlap or are out of order",
@@ -186,7 +191,11 @@ impl ConcatRecording {
                     },
                 ));
                 at = grow(at, seg.samples)?;
-                clock_end = Some((seg.clock_end(), k));
+                let end = match clock_end {
+                    Some((end, _)) if unplaced => end.saturating_add(seg.samples),
+                    _ => seg.clock_end(),
+                };
+                clock_end = Some((end, k));
             }
         }
         let segments = Segments::new(segments)?;
@@ -198,6 +207,12 @@ impl ConcatRecording {
         };
         info.samples = at;
         info.start_time = segments.list()[0].start_time;
+        // Joined by no clock at all, the whole has none either.
+        info.clock = if parts.iter().all(|p| p.info().clock == Clock::Unstated) {
+            Clock::Unstated
+        } else {
+            Clock::Stated
+        };
         info.segments = (segments.len() > 1).then_some(segments);
         info.sample_rate = rate;
         if parts.iter().any(|p| p.info().order != first.order) {

@@ -261,6 +261,27 @@ impl ChannelInfo {
     }
 }
 
+/// Whether a recording's files state when it starts: what a join places it by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Clock {
+    /// Its files state its clock (a SpikeGLX `firstSample`, Open Ephys sample numbers, a
+    /// sidecar's `start_time` or `segments`): a join places it by its clock numbers.
+    #[default]
+    Stated,
+    /// Nothing states when it starts (a raw file whose sidecar gives neither `start_time` nor
+    /// `segments`): it starts at 0 by default, and a join places it where the part before it
+    /// ends.
+    Unstated,
+}
+
+impl Clock {
+    /// Whether it is [`Clock::Stated`].
+    pub fn is_stated(&self) -> bool {
+        *self == Clock::Stated
+    }
+}
+
 /// What a recording is: its channels, length, rate, stored format and order, and start time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordingInfo {
@@ -278,6 +299,10 @@ pub struct RecordingInfo {
     pub order: MemoryOrder,
     /// The time of sample 0 (e.g. SpikeGLX's `firstSample`).
     pub start_time: RationalTime,
+    /// Whether the files state `start_time` and the segments' clock numbers, or they are
+    /// defaults (see [`Clock`]).
+    #[serde(default, skip_serializing_if = "Clock::is_stated")]
+    pub clock: Clock,
     /// The segments, where the recording has more than one run of the clock (`None`: one
     /// segment of every sample, from `start_time`). See [`RecordingInfo::segments`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -318,6 +343,7 @@ impl RecordingInfo {
             format,
             order,
             start_time: RationalTime::ZERO,
+            clock: Clock::Stated,
             segments: None,
             nominal_rate: None,
             measured_rate: None,

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use dspk_types::{
-    ChannelInfo, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo, SampleFormat,
-    SampleRate,
+    ChannelInfo, Clock, DspError, DspResult, MemoryOrder, RationalTime, RecordingInfo,
+    SampleFormat, SampleRate,
 };
 
 use super::CONTINUOUS_FILE;
@@ -155,6 +155,7 @@ impl OpenEphysLayoutRead {
             format: SampleFormat::I16,
             order: MemoryOrder::TimeMajor,
             start_time,
+            clock: Clock::Stated,
             segments: None,
             nominal_rate: None,
             measured_rate: measured,

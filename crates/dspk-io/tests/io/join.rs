@@ -1,6 +1,7 @@
 //! SpikeGLX runs split into `_t0`, `_t1`, … files, opened as one recording: placed by
 //! `firstSample`, contiguous files one segment, a gap a new segment or zeros, rates compared
-//! exactly, a missing file named. Values checked against each file read alone.
+//! exactly, a missing file named; raw files stating no start time end to end. Values checked
+//! against each file read alone.
 
 use std::path::PathBuf;
 
@@ -188,4 +189,98 @@ fn nominal_and_measured_rates_of_spikeglx_files() {
     assert_eq!(cal.info().sample_rate, calibrated);
     assert_eq!(cal.info().nominal_rate, Some(thirty));
     assert_eq!(cal.info().measured_rate, Some(calibrated));
+}
+
+/// A raw int16 file of `channels` × `samples` random values whose sidecar states no start
+/// time (`start_time` given: that one); its channel-major values.
+fn raw_part(
+    dir: &Scratch,
+    name: &str,
+    samples: usize,
+    start_time: Option<&str>,
+    seed: u64,
+) -> (PathBuf, Vec<f32>) {
+    let channels = 3;
+    let mut rng = SplitMix64::new(seed);
+    let stored: Vec<i16> = (0..channels * samples)
+        .map(|_| rng.next_u64() as i16)
+        .collect();
+    let path = dir.path(name);
+    std::fs::write(
+        &path,
+        stored
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .expect("write raw");
+    let start = start_time.map_or_else(String::new, |t| format!(r#", "start_time": "{t}""#));
+    write_text(
+        &dspk_io::sidecar_path(&path),
+        &format!(
+            r#"{{"sample_rate": 1000, "channel_count": {channels}, "format": "int16",
+                "order": "time-major"{start}}}"#
+        ),
+    );
+    // Time-major stored values to channel-major f32 (gain 1).
+    let values = (0..channels)
+        .flat_map(|c| (0..samples).map(move |i| (c, i)))
+        .map(|(c, i)| f32::from(stored[i * channels + c]))
+        .collect();
+    (path, values)
+}
+
+#[test]
+fn raw_files_without_a_start_time_join_end_to_end_in_the_order_given() {
+    let dir = Scratch::new("join-unclocked");
+    let seed = u64::from(std::process::id());
+    eprintln!("seed {seed}");
+    let parts = [
+        raw_part(&dir, "c.bin", 700, None, seed),
+        raw_part(&dir, "a.bin", 300, None, seed + 1),
+        raw_part(&dir, "b.bin", 500, None, seed + 2),
+    ];
+    let paths: Vec<PathBuf> = parts.iter().map(|(p, _)| p.clone()).collect();
+    let j = open_joined(&paths, ConcatOptions::default()).expect("join end to end");
+    assert_eq!(j.paths, paths, "the order given is kept");
+    let info = j.recording.info();
+    assert_eq!(info.samples, 1_500);
+    assert!(info.segments.is_none(), "one segment: {:?}", info.segments);
+    assert_eq!(info.clock, dspk_types::Clock::Unstated);
+    let mut want = Vec::new();
+    for c in 0..3 {
+        for (_, v) in &parts {
+            let n = v.len() / 3;
+            want.extend_from_slice(&v[c * n..(c + 1) * n]);
+        }
+    }
+    assert_eq!(all_values(&j.recording), want);
+    // A file that does state its start (0) after one that does not: it is placed by it, and
+    // overlaps.
+    let (stated, _) = raw_part(&dir, "d.bin", 100, Some("0"), seed + 3);
+    let e = open_joined(
+        &[paths[0].clone(), stated.clone()],
+        ConcatOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("overlap"), "{e}");
+    // Written out, the join still states no clock; a cut that moves the start states it.
+    let out = dir.path("joined.bin");
+    dspk_io::write_binary(
+        &j.recording,
+        &out,
+        &Default::default(),
+        &dspk_types::NoProgress,
+    )
+    .expect("write");
+    let side = std::fs::read_to_string(dspk_io::sidecar_path(&out)).expect("sidecar");
+    assert!(!side.contains("start_time"), "{side}");
+    let cut = dspk_io::WriteOptions {
+        samples: Some(1_000..1_500),
+        ..Default::default()
+    };
+    dspk_io::write_binary(&j.recording, &out, &cut, &dspk_types::NoProgress).expect("write");
+    let side = std::fs::read_to_string(dspk_io::sidecar_path(&out)).expect("sidecar");
+    assert!(side.contains(r#""start_time": "1""#), "{side}");
 }

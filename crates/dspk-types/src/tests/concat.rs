@@ -334,3 +334,38 @@ proptest! {
         prop_assert_eq!(got, want);
     }
 }
+
+#[test]
+fn parts_that_state_no_clock_join_end_to_end_in_the_order_given() {
+    let mut rng = StdRng::seed_from_u64(fresh_seed("concat unclocked"));
+    let unclocked = |name: &str, samples: u64, rng: &mut StdRng| {
+        let (p, data) = part(name, samples, 0, rate(), rng);
+        let mut info = p.info().clone();
+        info.clock = Clock::Unstated;
+        let p: Arc<dyn RecordingSource> =
+            Arc::new(MemoryRecording::new(info, data.clone()).unwrap());
+        (p, data)
+    };
+    let (a, da) = unclocked("a", 100, &mut rng);
+    let (b, db) = unclocked("b", 50, &mut rng);
+    let joined =
+        ConcatRecording::new(vec![b.clone(), a.clone()], ConcatOptions::default()).unwrap();
+    assert_eq!(joined.info().samples, 150);
+    assert!(
+        joined.info().segments.is_none(),
+        "{:?}",
+        joined.info().segments
+    );
+    assert_eq!(joined.info().clock, Clock::Unstated);
+    let mut out = vec![0f32; 150];
+    joined.read(&[2], 0..150, &mut out).unwrap();
+    assert_eq!(&out[..50], channel(&db, 50, 2));
+    assert_eq!(&out[50..], channel(&da, 100, 2));
+    // After a part that states its clock, one that does not continues it; the whole states one.
+    let (c, _) = part("c", 80, 1_000, rate(), &mut rng);
+    let mixed = ConcatRecording::new(vec![c, a], ConcatOptions::default()).unwrap();
+    assert_eq!(mixed.info().samples, 180);
+    assert!(mixed.info().segments.is_none());
+    assert_eq!(mixed.info().segments().list()[0].first_sample, 1_000);
+    assert_eq!(mixed.info().clock, Clock::Stated);
+}
