@@ -335,13 +335,38 @@ pub fn sidecar_path(data: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// A sidecar parse error as `field: what is wrong` (no field for errors of the whole text).
+/// A sidecar parse error as `field: what is wrong`, with only the fields known (none for errors
+/// of the whole text, such as a file cut short, which says where it ends).
 pub(crate) fn field_error(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
-    let path = e.path().to_string();
-    if path.is_empty() || path == "." {
-        e.inner().to_string()
+    use serde_path_to_error::Segment;
+    let mut path = String::new();
+    // A field not yet named (the parser stopped inside its key) is left out rather than `?`.
+    for segment in e.path() {
+        match segment {
+            Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+            Segment::Map { key } | Segment::Enum { variant: key } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Segment::Unknown => {}
+        }
+    }
+    let inner = e.inner();
+    let what = if inner.is_eof() {
+        format!(
+            "the file ends at line {} column {} before its JSON is complete ({inner})",
+            inner.line(),
+            inner.column()
+        )
     } else {
-        format!("{path}: {}", e.inner())
+        inner.to_string()
+    };
+    if path.is_empty() {
+        what
+    } else {
+        format!("{path}: {what}")
     }
 }
 
