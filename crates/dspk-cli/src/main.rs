@@ -58,8 +58,9 @@ Environment:
 
 /// Scan and convert extracellular recordings on the GPU.
 ///
-/// Without a recording, `info` and `scan` use the built-in synthetic recording: a seeded,
-/// Neuropixels-like probe (384 channels, 30 kHz, int16) with planted dead and noisy channels.
+/// Without a recording, `info`, `scan` and `convert` use the built-in synthetic recording: a
+/// seeded, Neuropixels-like probe (384 channels, 30 kHz, int16) with planted dead and noisy
+/// channels.
 #[derive(Debug, Parser)]
 #[command(name = "dspk", version, after_help = EXAMPLES, max_term_width = 100)]
 struct Cli {
@@ -343,9 +344,15 @@ struct ScanArgs {
 
 #[derive(Debug, Args)]
 struct ConvertArgs {
-    /// The recording to convert (several with --concat)
-    #[arg(value_name = "REC", required = true)]
+    /// The recording to convert (several with --concat); none: the built-in synthetic
+    /// recording
+    #[arg(value_name = "REC")]
     recordings: Vec<PathBuf>,
+
+    /// Length of the built-in synthetic recording when no REC is given [default: 60; 384
+    /// channels of float32: 46 MB a second]
+    #[arg(long, value_name = "T")]
+    synthetic_duration: Option<String>,
 
     #[command(flatten)]
     join: JoinArgs,
@@ -600,7 +607,8 @@ fn run(cli: Cli) -> CliResult<String> {
                 },
                 window_samples: args.window_samples,
             };
-            let input = open_one(&args.recordings, None, &args.join)?
+            let length = time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?;
+            let input = open_one(&args.recordings, length, &args.join)?
                 .with_rate(rate_arg(args.rate.as_ref())?)?
                 .with_segment(args.segment)?;
             convert::run(&ctx, input, &opts)

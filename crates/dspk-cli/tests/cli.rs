@@ -486,6 +486,55 @@ fn info_describes_the_synthetic_recording() {
 }
 
 #[test]
+fn convert_without_a_recording_exports_the_synthetic_one() {
+    for target in runtimes() {
+        let rt = target.name();
+        let dir = scratch(&format!("convert-synthetic-{rt}"));
+        let out = dir.join("synth.bin");
+        let out_s = out.to_str().unwrap();
+        let report = json(&[
+            "--runtime",
+            rt,
+            "convert",
+            "-o",
+            out_s,
+            "--synthetic-duration",
+            "0.1",
+            "--json",
+        ]);
+        assert_eq!(report["channel_count"], 384, "{report}");
+        assert_eq!(report["samples"], 3000, "{report}");
+        // The file holds the built-in recording's values in µV, as the host reads them.
+        let rec = SyntheticRecording::new(SyntheticConfig::default().with_samples(3000)).unwrap();
+        let file = BinaryRecording::open(&out).unwrap();
+        assert_eq!(file.info().channel_count(), 384);
+        let all: Vec<usize> = (0..384).collect();
+        let (mut want, mut got) = (vec![0f32; 384 * 3000], vec![0f32; 384 * 3000]);
+        rec.read(&all, 0..3000, &mut want).unwrap();
+        file.read(&all, 0..3000, &mut got).unwrap();
+        assert!(want.iter().any(|&v| v != 0.0));
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert!(
+                (w - g).abs() <= 1e-6 * w.abs().max(1.0),
+                "{rt}: value {i}: {g} vs {w}"
+            );
+        }
+        // The length applies to the built-in recording only.
+        fails_with_one_line(
+            &[
+                "convert",
+                out_s,
+                "-o",
+                dir.join("again.bin").to_str().unwrap(),
+                "--synthetic-duration",
+                "1",
+            ],
+            "--synthetic-duration applies to the built-in synthetic recording",
+        );
+    }
+}
+
+#[test]
 fn help_shows_examples_and_the_time_syntax() {
     let help = ok(&["--help"]);
     for wanted in [
