@@ -33,4 +33,3 @@ pub(crate) fn stderr_line(kind: &str, message: &str) {
     let line = escape_controls(message, false);
     let _ = writeln!(std::io::stderr().lock(), "{kind}: {line}");
 }
-
