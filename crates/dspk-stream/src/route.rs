@@ -6,7 +6,8 @@ use std::str::FromStr;
 use dspk_types::{DspError, DspResult};
 
 /// The environment variable programs read to pick a [`DecodeRoute`] for measurements
-/// (`staging` or `copy`); the library itself reads no environment.
+/// (`staging` or `copy`); a pass never reads it itself. (The uploaders a pass makes read
+/// dspk-device's `DSPK_UPLOAD`, `Uploader::new`.)
 pub const DECODE_ENV: &str = "DSPK_DECODE";
 
 /// Where a device pass decodes its windows.
