@@ -29,13 +29,14 @@ fn reader_warnings_reach_the_user_on_every_command() {
         r#"{"sample_rate": 30000, "channel_count": 2, "format": "int16", "order": "time-major"}"#,
     )
     .unwrap();
-    // A SpikeGLX .bin cut short, with no fileSizeBytes in its .meta.
+    // A SpikeGLX .bin cut short, with no fileSizeBytes in its .meta: AP channel 0 and the sync
+    // channel (2 in the acquired numbering, after the one LF channel), as SpikeGLX saves them.
     let glx = dir.join("cut.imec0.ap.bin");
     partial_file(&glx, 2, 3000, 1);
     std::fs::write(
         dir.join("cut.imec0.ap.meta"),
         "typeThis=imec\nimSampRate=30000\nnSavedChans=2\nsnsApLfSy=1,0,1\nacqApLfSy=1,1,1\n\
-         snsSaveChanSubset=all\nimAiRangeMax=0.6\nimAiRangeMin=-0.6\nimDatPrb_type=0\n\
+         snsSaveChanSubset=0,2\nimAiRangeMax=0.6\nimAiRangeMin=-0.6\nimDatPrb_type=0\n\
          ~imroTbl=(0,1)(0 0 0 500 250 1)\n~snsChanMap=(1,1,1)(AP0;0:0)(SY0;1:1)\n",
     )
     .unwrap();
