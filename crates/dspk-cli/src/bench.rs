@@ -137,7 +137,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
         },
     )?;
     for w in opened.warnings() {
-        eprintln!("warning: {}", crate::report::escape_controls(w, false));
+        crate::output::stderr_line("warning", w);
     }
     let file: Arc<dyn RecordingSource> = opened.into_source();
     let info = file.info().clone();
