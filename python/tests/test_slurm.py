@@ -118,7 +118,7 @@ def test_job_array_with_a_cancelled_and_requeued_task(slurm, dspk_program, tmp_p
     watcher.join()
     assert watcher.problems == [], watcher.problems
     assert watcher.reads > 0
-    assert not [p.name for p in results.iterdir() if ".dspk-tmp-" in p.name]
+    assert not [p.name for p in results.iterdir() if p.name.endswith(".dspk-tmp")]
 
     gathered = subprocess.run([dspk_program, "gather", str(plan_dir), "--json"], capture_output=True, text=True)
     assert gathered.returncode == 0, gathered.stderr
