@@ -16,6 +16,8 @@
 //!   [`BinaryWriter`] takes windows one at a time (e.g. decoded on a device).
 //! - [`write_probeinterface`] writes a recording's [`Probe`](dspk_types::Probe) as
 //!   probeinterface JSON.
+//! - [`read_probeinterface`] reads it back, checked against a recording's channels;
+//!   [`attach_probe_file`] puts it on a recording (`--probe`).
 //! - [`durable`]: how every file of dspk is written (a temporary, `fsync`, rename) and how a
 //!   killed writer's temporaries are found and removed.
 //!

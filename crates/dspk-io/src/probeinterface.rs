@@ -7,6 +7,10 @@ use serde_json::{Value, json};
 
 use crate::durable;
 
+mod read;
+
+pub use read::*;
+
 /// The probeinterface version whose JSON schema [`probeinterface_json`] follows (its
 /// `write_probeinterface` and `Probe.to_dict`); written as the file's `version`.
 pub const PROBEINTERFACE_VERSION: &str = "0.4.2";
@@ -135,6 +139,56 @@ mod tests {
         assert_eq!(p["contact_shape_params"][1], json!({ "width": 12.0 }));
         assert_eq!(p["contact_annotations"]["adc_sample_order"], json!([0, 3]));
         assert_eq!(p["annotations"]["model_name"], "NP2014");
+    }
+
+    #[test]
+    fn the_json_reads_back_as_the_same_probe() {
+        let p = probe();
+        let back = probe_from_probeinterface(&probeinterface_json(&p), 3, &[1]).unwrap();
+        assert_eq!(back, p);
+        // Without the exemption the middle channel lacks a contact.
+        let err = probe_from_probeinterface(&probeinterface_json(&p), 3, &[]).unwrap_err();
+        assert!(err.contains("too few contacts"), "{err}");
+    }
+
+    #[test]
+    fn wrong_documents_are_refused_with_the_reason() {
+        let good = probeinterface_json(&probe());
+        let with = |f: &dyn Fn(&mut Value)| {
+            let mut v = good.clone();
+            f(&mut v);
+            probe_from_probeinterface(&v, 3, &[1]).unwrap_err()
+        };
+        type Edit<'a> = &'a dyn Fn(&mut Value);
+        let cases: [(Edit, &str); 6] = [
+            (
+                &|v| v["specification"] = json!("other"),
+                "not a probeinterface",
+            ),
+            (
+                &|v| v["probes"][0]["device_channel_indices"] = json!([0, 7]),
+                "is 7",
+            ),
+            (
+                &|v| v["probes"][0]["device_channel_indices"] = json!([2, 2]),
+                "both wired",
+            ),
+            (
+                &|v| v["probes"][0]["contact_ids"] = json!(["a"]),
+                "1 entries for 2",
+            ),
+            (
+                &|v| v["probes"][0]["si_units"] = json!("parsec"),
+                "si_units",
+            ),
+            (&|v| v["probes"] = json!([]), "0 probes"),
+        ];
+        for (edit, want) in cases {
+            let err = with(edit);
+            assert!(err.contains(want), "{want}: {err}");
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+        assert!(probe_from_probeinterface(&good, 2, &[1]).is_err());
     }
 
     #[test]
