@@ -199,6 +199,16 @@ impl Input {
         Ok(self)
     }
 
+    /// The recording with the probe of the probeinterface JSON file `--probe` names, where
+    /// one is given.
+    pub(crate) fn with_probe(mut self, path: Option<&Path>) -> CliResult<Self> {
+        if let Some(path) = path {
+            self.source = dspk_io::attach_probe_file(self.source, path)
+                .map_err(|e| CliError::from(e).context("--probe"))?;
+        }
+        Ok(self)
+    }
+
     /// The recording's description.
     pub(crate) fn info(&self) -> &RecordingInfo {
         self.source.info()

@@ -226,6 +226,12 @@ struct RecordingArg {
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     rate: Option<String>,
 
+    /// Attach the probe geometry of FILE, a probeinterface JSON file (as `dspk info
+    /// --probe-out` writes), in place of any the recording carries; it must give every channel
+    /// a contact (a sync channel of the recording's own probe excepted)
+    #[arg(long, value_name = "FILE")]
+    probe: Option<PathBuf>,
+
     #[command(flatten)]
     join: JoinArgs,
 }
@@ -317,6 +323,12 @@ struct ScanArgs {
     #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
     rate: Option<String>,
 
+    /// Attach the probe geometry of FILE, a probeinterface JSON file (as `dspk info
+    /// --probe-out` writes), in place of any each recording carries; it must give every channel
+    /// a contact (a sync channel of the recording's own probe excepted)
+    #[arg(long, value_name = "FILE")]
+    probe: Option<PathBuf>,
+
     #[command(flatten)]
     join: JoinArgs,
 
@@ -373,6 +385,13 @@ struct ConvertArgs {
     /// A channel map (TOML or JSON, a `remap` table) applied first
     #[arg(long, value_name = "MAP")]
     map: Option<PathBuf>,
+
+    /// Attach the probe geometry of FILE, a probeinterface JSON file (as `dspk info
+    /// --probe-out` writes), in place of any the recording carries, and write it into the
+    /// output's sidecar; it must give every channel a contact (a sync channel of the
+    /// recording's own probe excepted)
+    #[arg(long, value_name = "FILE")]
+    probe: Option<PathBuf>,
 
     /// Read the recording at this sample rate instead of the one it is timed at (a rate,
     /// `nominal` or `measured`); times and the output's sidecar use it
@@ -505,7 +524,9 @@ impl RecordingArg {
     fn open(&self) -> CliResult<Input> {
         let length = time_arg("--synthetic-duration", self.synthetic_duration.as_ref())?;
         let rate = rate_arg(self.rate.as_ref())?;
-        open_one(&self.recordings, length, &self.join)?.with_rate(rate)
+        open_one(&self.recordings, length, &self.join)?
+            .with_probe(self.probe.as_deref())?
+            .with_rate(rate)
     }
 }
 
@@ -577,7 +598,11 @@ fn run(cli: Cli) -> CliResult<String> {
                 let inputs = args
                     .recordings
                     .iter()
-                    .map(|p| Input::open(Some(p), None, stream)?.with_rate(rate))
+                    .map(|p| {
+                        Input::open(Some(p), None, stream)?
+                            .with_probe(args.probe.as_deref())?
+                            .with_rate(rate)
+                    })
                     .collect::<CliResult<Vec<Input>>>()?;
                 return scan::run_each(&ctx, &inputs, &opts);
             }
@@ -585,6 +610,7 @@ fn run(cli: Cli) -> CliResult<String> {
                 recordings: args.recordings,
                 synthetic_duration: args.synthetic_duration,
                 rate: args.rate,
+                probe: args.probe,
                 join: args.join,
             };
             scan::run(&ctx, &recording.open()?.with_segment(args.segment)?, &opts)
@@ -609,6 +635,7 @@ fn run(cli: Cli) -> CliResult<String> {
             };
             let length = time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?;
             let input = open_one(&args.recordings, length, &args.join)?
+                .with_probe(args.probe.as_deref())?
                 .with_rate(rate_arg(args.rate.as_ref())?)?
                 .with_segment(args.segment)?;
             convert::run(&ctx, input, &opts)
