@@ -1,8 +1,8 @@
 """SpikeInterface, both directions.
 
 - :class:`DspkRecording`: a recording file read by dspk as a real SpikeInterface
-  ``BaseRecording`` (segments, channel ids, ``gain_to_uV``/``offset_to_uV``, the probe of a
-  SpikeGLX imec file), picklable through its ``_kwargs`` so process pools (fork and spawn) and
+  ``BaseRecording`` (segments, channel ids, ``gain_to_uV``/``offset_to_uV``, dspk's own probe
+  of the file), picklable through its ``_kwargs`` so process pools (fork and spawn) and
   ``save()`` work with it.
 - :func:`from_spikeinterface`: any SpikeInterface recording as a dspk :class:`~dspk.Recording`,
   so :func:`dspk.scan` runs on every format Neo reads.
@@ -76,7 +76,8 @@ class DspkRecording(BaseRecording):
     the file, so ``get_traces(return_in_uV=True)`` is in µV (and is computed by dspk, in the
     same ``float32`` arithmetic as SpikeInterface's, from the gains set on this object). A
     SpikeGLX imec file leaves out its sync channel, as SpikeInterface's ``read_spikeglx`` does,
-    and carries its probe (probeinterface, from the ``.meta``).
+    and carries dspk's own probe of the file (:attr:`dspk.Recording.probe`: from the
+    ``.meta``, or a sidecar's ``probe``).
     """
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], stream: Optional[str] = None):
@@ -106,27 +107,43 @@ class DspkRecording(BaseRecording):
             self.set_channel_offsets(rec.offsets[channels].astype("float64") * factor)
         self._gains_uv = self.get_channel_gains().astype("float32") if self.has_scaleable_traces() else None
         self._offsets_uv = self.get_channel_offsets().astype("float32") if self.has_scaleable_traces() else None
-        if rec.format == "spikeglx" and rec.metadata.get("typeThis") == "imec":
-            self._attach_probe(rec)
+        self._attach_probe(rec)
         self._kwargs = {"path": str(path), "stream": stream}
 
     def _attach_probe(self, rec: _dspk.Recording) -> None:
-        """The probe of a SpikeGLX imec file (its ``~imroTbl`` and geometry), as
-        SpikeInterface's reader attaches it."""
+        """dspk's own probe of the file (:attr:`dspk.Recording.probe`: a SpikeGLX ``.meta``'s
+        geometry, a sidecar's ``probe``), attached as SpikeInterface's readers attach theirs
+        (by shank), with each channel's ``inter_sample_shift`` where the ADC cycle is known.
+        Nothing is attached where the format gives no geometry (dspk's reader says why where
+        geometry was expected) or the probe leaves one of the channels without a contact."""
         import probeinterface
 
-        meta = [f for f in rec.files if str(f).endswith(".meta")][0]
-        try:
-            probe = probeinterface.read_spikeglx(meta)
-        except Exception as e:  # a .meta without geometry: no probe, as SpikeInterface warns
+        probe = rec.probe
+        if not isinstance(probe, probeinterface.Probe):  # None: the format gives no geometry
+            return
+        # dspk numbers contacts by its channels; SpikeInterface by this recording's (no sync).
+        position = {c: i for i, c in enumerate(self._channels)}
+        wired = [position.get(int(c), -1) for c in probe.device_channel_indices]
+        if sorted(wired) != list(range(len(self._channels))):
             import warnings
 
-            warnings.warn(f"{meta}: no probe attached: {e}", UserWarning, stacklevel=3)
+            bare = len(self._channels) - sum(1 for w in wired if w >= 0)
+            warnings.warn(
+                f"{rec.path}: no probe attached: {bare} of its {len(self._channels)} channels "
+                "have no contact (a sync channel?) and SpikeInterface needs one on every channel",
+                UserWarning,
+                stacklevel=3,
+            )
             return
-        if probe.get_contact_count() != self.get_num_channels():
-            return
+        probe.set_device_channel_indices(wired)
         group_mode = "by_shank" if probe.shank_ids is not None else "auto"
         self.set_probe(probe, group_mode=group_mode)
+        order = probe.contact_annotations.get("adc_sample_order")
+        cycle = probe.annotations.get("adc_cycle_samples")
+        if order is not None and cycle:
+            shifts = np.empty(len(self._channels))
+            shifts[wired] = np.asarray(order, dtype="float64") / float(cycle)
+            self.set_property("inter_sample_shift", shifts)
 
     def get_traces(
         self,

@@ -55,6 +55,43 @@ def test_the_probe_is_spikeinterfaces(spikeglx):
     assert ours.get_probe().get_contact_count() == 384
 
 
+def shanks(probe) -> np.ndarray:
+    """A probeinterface probe's shank ids as numbers (0 where it gives none)."""
+    if probe.shank_ids is None:
+        return np.zeros(probe.get_contact_count(), int)
+    return probe.shank_ids.astype(int)
+
+
+def test_the_probe_is_dspks_own_and_equals_read_spikeglx(spikeglx, monkeypatch):
+    """DspkRecording attaches dspk's probe (never probeinterface's reader), equal to the one
+    SpikeInterface's ``read_spikeglx`` attaches, and a local common reference runs on it."""
+    import probeinterface
+    from spikeinterface.preprocessing import common_reference
+
+    theirs = reference(spikeglx)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("DspkRecording called probeinterface.read_spikeglx")
+
+    monkeypatch.setattr(probeinterface, "read_spikeglx", refuse)
+    ours = DspkRecording(spikeglx.bin)
+    a, b = ours.get_probe(), theirs.get_probe()
+    np.testing.assert_array_equal(a.contact_positions, b.contact_positions)
+    np.testing.assert_array_equal(a.contact_ids, b.contact_ids)
+    # probeinterface leaves a single-shank probe's shank ids unset; dspk says shank 0.
+    np.testing.assert_array_equal(shanks(a), shanks(b))
+    np.testing.assert_array_equal(a.device_channel_indices, b.device_channel_indices)
+    np.testing.assert_array_equal(a.contact_shapes, b.contact_shapes)
+    assert [p["width"] for p in a.contact_shape_params] == [p["width"] for p in b.contact_shape_params]
+    np.testing.assert_array_equal(ours.get_channel_groups(), theirs.get_channel_groups())
+    np.testing.assert_allclose(
+        ours.get_property("inter_sample_shift"), theirs.get_property("inter_sample_shift"), rtol=0, atol=1e-12
+    )
+    referenced = common_reference(ours, reference="local")
+    traces = referenced.get_traces(end_frame=200)
+    assert traces.shape == (200, 384) and np.isfinite(traces).all()
+
+
 def test_gains_set_by_the_user_are_applied(spikeglx):
     ours = DspkRecording(spikeglx.bin)
     raw = ours.get_traces(end_frame=50)
