@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 28 on the H200 (run from the project root with ROOT=$PWD after gpu-pack --bin dspk, and
-# the previous commit's dspk, stripped and xz-compressed, at .gpu/extra/dspk-old.xz): the 16-channel DC-offset file against NumPy, then fresh `dspk scan`
-# processes of the commit before (old) and this one (new), alternated.
+# Issue 28 on the H200: the 16-channel DC-offset file against NumPy, then fresh `dspk scan`
+# processes of the commit before (old) and this one (new), alternated. Run from the project root
+# with ROOT=$PWD, after `gpu-pack --bin dspk`, with the previous commit's dspk (stripped,
+# xz-compressed) at .gpu/extra/dspk-old.xz.
 set -u
 cd /tmp
 xz -dc "$ROOT/.gpu/extra/dspk-old.xz" > /tmp/dspk-old && chmod +x /tmp/dspk-old
