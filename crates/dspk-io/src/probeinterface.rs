@@ -27,12 +27,7 @@ pub const PROBEINTERFACE_VERSION: &str = "0.4.2";
 /// schema requires a shape.
 pub fn probeinterface_json(probe: &Probe) -> Value {
     let parts = probe.parts();
-    let contacts: Vec<_> = probe
-        .channels()
-        .iter()
-        .enumerate()
-        .filter_map(|(ch, c)| c.as_ref().map(|c| (ch, c)))
-        .collect();
+    let contacts: Vec<_> = probe.contacts().collect();
     let n = contacts.len();
     let (shape, params) = match parts.contact_shape {
         Some(ContactShape::Square { width_um }) => ("square", json!({ "width": width_um })),

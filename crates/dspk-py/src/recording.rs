@@ -594,12 +594,7 @@ pub(crate) fn order_from(name: &str) -> PyResult<MemoryOrder> {
 
 /// `probe` as a dict of NumPy arrays, one entry per contact (see `Recording.probe`).
 fn probe_dict<'py>(py: Python<'py>, probe: &dspk_types::Probe) -> PyResult<Bound<'py, PyDict>> {
-    let contacts: Vec<_> = probe
-        .channels()
-        .iter()
-        .enumerate()
-        .filter_map(|(ch, c)| c.as_ref().map(|c| (ch, c)))
-        .collect();
+    let contacts: Vec<_> = probe.contacts().collect();
     let d = PyDict::new(py);
     let x: Vec<f64> = contacts.iter().map(|(_, c)| c.x_um).collect();
     let y: Vec<f64> = contacts.iter().map(|(_, c)| c.y_um).collect();

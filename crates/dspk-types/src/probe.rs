@@ -199,16 +199,23 @@ impl Probe {
         &self.parts.channels
     }
 
+    /// The channels with a contact and their contacts, in channel order.
+    pub fn contacts(&self) -> impl Iterator<Item = (usize, &Contact)> {
+        self.parts
+            .channels
+            .iter()
+            .enumerate()
+            .filter_map(|(ch, c)| c.as_ref().map(|c| (ch, c)))
+    }
+
     /// The number of channels with a contact.
     pub fn contact_count(&self) -> usize {
-        self.parts.channels.iter().flatten().count()
+        self.contacts().count()
     }
 
     /// The channels with a contact, in order.
     pub fn contact_channels(&self) -> Vec<usize> {
-        (0..self.channel_count())
-            .filter(|&c| self.parts.channels[c].is_some())
-            .collect()
+        self.contacts().map(|(ch, _)| ch).collect()
     }
 
     /// The shanks the contacts are on, ascending.
