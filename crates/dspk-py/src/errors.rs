@@ -71,7 +71,7 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
     match e {
         DspError::UnsupportedFormat(_) => Kind::UnsupportedFormat,
         DspError::Io { .. } => Kind::File,
-        DspError::NotFound { .. } => Kind::NotFound,
+        DspError::NotFound { .. } | DspError::NoSuchFile { .. } => Kind::NotFound,
         DspError::OnDevice { error, .. } => kind_of(error),
         DspError::Compute(c) => compute_kind(c),
         DspError::InvalidChannel { .. }
@@ -83,6 +83,8 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
         | DspError::CrossesSegment { .. }
         | DspError::InvalidConfig(_)
         | DspError::Overflow(_)
+        | DspError::NoMeasuredRate { .. }
+        | DspError::Selection(_)
         | DspError::Probe(_) => Kind::InvalidInput,
     }
 }

@@ -84,6 +84,7 @@
 //! `dspk-device` and never opens a device itself.
 
 mod classify;
+mod convert;
 mod host;
 mod multi;
 mod ordered;
@@ -95,6 +96,7 @@ mod staged;
 mod window;
 
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
+pub use convert::{ConvertOptions, Converted, convert};
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};

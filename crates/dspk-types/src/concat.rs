@@ -32,6 +32,19 @@ pub struct ConcatOptions {
     pub part_per_segment: bool,
 }
 
+impl ConcatOptions {
+    /// Refuses a rate tolerance that is not a number of ppm, 0 or more (NaN, infinite or
+    /// negative).
+    pub fn validate(&self) -> DspResult<()> {
+        match self.rate_tolerance_ppm {
+            Some(t) if !(t.is_finite() && t >= 0.0) => Err(DspError::config(format!(
+                "the rate tolerance must be a number of ppm, 0 or more, not {t}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A drift between two clocks: the rates' difference in ppm, and what it makes of an hour.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RateDrift {

@@ -101,6 +101,26 @@ pub enum DspError {
         /// The path that is not there.
         path: PathBuf,
     },
+    /// A selection (a time range, a channel list) that does not fit the recording; the message
+    /// names what was asked as the user wrote it.
+    #[error("{0}")]
+    Selection(String),
+    /// A recording file (or folder) that is not there, said before format detection would
+    /// word it after the files it looked for.
+    #[error("{}: no such file", .path.display())]
+    NoSuchFile {
+        /// The path as given.
+        path: PathBuf,
+    },
+    /// `measured` asked as the rate of a recording whose format states no measured rate.
+    #[error(
+        "{recording} states no measured rate (Open Ephys 0.6+ sample numbers with timestamps \
+         and SpikeGLX imec files do)"
+    )]
+    NoMeasuredRate {
+        /// The recording, as its label names it.
+        recording: String,
+    },
     /// A format, type or feature that is not supported.
     #[error("unsupported format: {0}")]
     UnsupportedFormat(String),
