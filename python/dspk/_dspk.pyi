@@ -216,7 +216,13 @@ class ConvertResult:
     @property
     def device(self) -> str: ...
 
-def open(path: _Path, *, stream: Optional[str] = None) -> Recording: ...
+def open(
+    path: _Path,
+    *,
+    stream: Optional[str] = None,
+    probe: Optional[_Path] = None,
+    rate: Union[str, int, float, Fraction, None] = None,
+) -> Recording: ...
 def concat(
     paths: Sequence[_Path], *, zero_fill_gaps: bool = False, rate_tolerance_ppm: Optional[float] = None
 ) -> Recording: ...
@@ -235,8 +241,8 @@ def scan(
     recording: Recording,
     *,
     runtime: Optional[str] = None,
-    start: Optional[int] = None,
-    end: Optional[int] = None,
+    start: Optional[Union[int, str]] = None,
+    end: Optional[Union[int, str]] = None,
     progress: Optional[Callable[[ProgressEvent], object]] = None,
     window_samples: Optional[int] = None,
     decode: Optional[str] = None,
@@ -247,9 +253,9 @@ def convert(
     out: _Path,
     *,
     channel_map: Optional[_Path] = None,
-    channels: _Channels = None,
-    start: Optional[int] = None,
-    end: Optional[int] = None,
+    channels: Union[_Channels, str] = None,
+    start: Optional[Union[int, str]] = None,
+    end: Optional[Union[int, str]] = None,
     order: str = "time-major",
     runtime: Optional[str] = None,
     progress: Optional[Callable[[ProgressEvent], object]] = None,

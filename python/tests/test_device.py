@@ -115,6 +115,29 @@ def test_convert_writes_the_read_values(tmp_path, rng, runtime, order):
     np.testing.assert_array_equal(back.read(), got)
 
 
+def test_convert_and_scan_take_the_programs_notations(tmp_path, rng, runtime, dspk_program):
+    """Channels and times written as the program writes them select what `dspk convert` does."""
+    b = write_binary(tmp_path / "in.bin", rng, channels=7, samples=6000, rate="1000")
+    rec = dspk.open(b.path)
+    out = tmp_path / "out.bin"
+    res = dspk.convert(rec, out, channels="4:5,0", start="0:01.5", end="5000smp", order="channel-major",
+                       runtime=runtime, progress=False)
+    assert (res.channel_count, res.samples) == (3, 3500)
+    got = np.fromfile(out, dtype="<f4").reshape(3, 3500)
+    np.testing.assert_array_equal(got, scaled(b.values, b.gains, b.offsets)[[4, 5, 0], 1500:5000])
+    cli = tmp_path / "cli.bin"
+    subprocess.run([str(dspk_program), "convert", str(b.path), "-o", str(cli), "--channels", "4:5,0",
+                    "--start", "0:01.5", "--end", "5000smp", "--order", "channel-major"], check=True,
+                   capture_output=True)
+    assert cli.read_bytes() == out.read_bytes()
+    scanned = dspk.scan(rec, start="1/2", end="2", runtime=runtime, progress=False)
+    assert (scanned.start, scanned.end) == (500, 2000)
+    with pytest.raises(ValueError, match="channel 9 does not exist"):
+        dspk.convert(rec, tmp_path / "x.bin", channels="0,9", runtime=runtime, progress=False)
+    with pytest.raises(ValueError, match="start: .*is not a time"):
+        dspk.scan(rec, start="soon", runtime=runtime, progress=False)
+
+
 def test_convert_with_a_channel_map(tmp_path, rng, runtime):
     b = write_binary(tmp_path / "in.bin", rng, channels=4, samples=1000)
     mp = tmp_path / "map.toml"

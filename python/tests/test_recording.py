@@ -186,3 +186,35 @@ def test_read_frames_is_the_time_major_read(tmp_path, rng, order):
     np.testing.assert_array_equal(out, want[100:1100])
     with pytest.raises(dspk.InvalidInputError, match="shape"):
         rec.read_frames(0, 10, out=np.empty((5, 10), dtype=np.float32))
+
+
+def test_open_takes_the_programs_probe_and_rate(tmp_path, rng, dspk_program):
+    """`dspk.open(probe=, rate=)` does what `--probe` and `--rate` do."""
+    import probeinterface as pi
+
+    b = write_binary(tmp_path / "in.bin", rng, channels=6, samples=3000, rate="30000.12")
+    probe = pi.generate_linear_probe(num_elec=6, ypitch=20.0)
+    probe.set_device_channel_indices(rng.permutation(6))
+    group = pi.ProbeGroup()
+    group.add_probe(probe)
+    path = tmp_path / "probe.json"
+    pi.write_probeinterface(path, group)
+    rec = dspk.open(b.path, probe=path, rate="nominal")
+    assert rec.sample_rate == Fraction(3000012, 100)
+    got, want = rec.probe, probe
+    np.testing.assert_allclose(got.contact_positions[np.argsort(got.device_channel_indices)],
+                               want.contact_positions[np.argsort(want.device_channel_indices)], atol=1e-6)
+    cli = json.loads(subprocess.run([str(dspk_program), "info", str(b.path), "--probe", str(path), "--json"],
+                                    check=True, capture_output=True, text=True).stdout)
+    want_xy = np.zeros((6, 2))
+    want_xy[probe.device_channel_indices] = probe.contact_positions
+    cli_xy = np.array([[c["x_um"], c["y_um"]] for c in cli["probe"]["contacts"]["channels"]])
+    np.testing.assert_allclose(cli_xy, want_xy, atol=1e-9)
+    assert dspk.open(b.path, rate=1000).sample_rate == 1000
+    assert dspk.open(b.path, rate="750003/25").sample_rate == Fraction(750003, 25)
+    with pytest.raises(ValueError, match="states no measured rate"):
+        dspk.open(b.path, rate="measured")
+    with pytest.raises(ValueError, match="rate: "):
+        dspk.open(b.path, rate="fast")
+    with pytest.raises(dspk.DspkError, match="probe"):
+        dspk.open(b.path, probe=b.path)

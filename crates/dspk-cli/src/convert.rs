@@ -1,22 +1,17 @@
 //! `dspk convert`: decode on the device to `f32` µV (channel map, channel subset and time range
 //! applied) and write raw binary + JSON sidecar.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 
 use dspk_device::describe;
-use dspk_io::BinaryWriter;
-use dspk_stream::{DecodeRoute, DevicePass, Flow, window_samples};
-use dspk_types::{
-    ChannelMapFile, ChunkSchedule, MemoryOrder, RecordingSource, RemappedSource, Scaling,
-    SlicedRecording,
-};
+use dspk_io::BinarySink;
+use dspk_stream::DecodeRoute;
+use dspk_types::{ChannelList, ChannelMapFile, MemoryOrder, Selection, SelectionPart};
 use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, TimeOptions, window_option};
-use crate::parse::ChannelList;
+use crate::input::{Input, TIME_FLAGS, TimeOptions, window_option};
 use crate::progress::Progress;
 use crate::report::{exact_seconds, seconds_text};
 
@@ -42,51 +37,53 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &ConvertOptions) -> CliResult<S
     let target = ctx.target()?;
     check_outputs(&input, opts)?;
     input.report_warnings();
-    let mut source: Arc<dyn RecordingSource> = input.source.clone();
-    if let Some(map) = &opts.map {
-        let file = ChannelMapFile::load(map).context(format!("--map {}", map.display()))?;
-        source = Arc::new(
-            RemappedSource::new(source, &file.remap).context(format!("--map {}", map.display()))?,
-        );
-    }
-    let channels = opts
-        .channels
+    let map = opts
+        .map
         .as_ref()
-        .map(|list| list.resolve(source.info().channel_count()))
-        .transpose()
-        .context("--channels")?;
-    let range = opts.time.range(source.info(), &input.label())?;
-    if channels.is_some() || range != (0..source.info().samples) {
-        source = Arc::new(SlicedRecording::new(source, range.clone(), channels)?);
-    }
-    let info = source.info().clone();
-    let asked = window_option(opts.window_samples)?;
-    let route = DecodeRoute::from_env()?;
+        .map(|path| {
+            ChannelMapFile::load(path)
+                .map(|file| file.remap)
+                .context(format!("--map {}", path.display()))
+        })
+        .transpose()?;
+    let range = opts.time.range(input.info(), &input.label(), TIME_FLAGS)?;
+    let selection = Selection {
+        map: map.as_ref(),
+        channels: opts.channels.as_ref(),
+        range: Some(range.clone()),
+    };
+    let source = selection.apply(input.source.clone()).map_err(|e| {
+        let flag = match e.part {
+            SelectionPart::Map => format!(
+                "--map {}",
+                opts.map.as_deref().unwrap_or(Path::new("")).display()
+            ),
+            SelectionPart::Channels => "--channels".to_string(),
+            SelectionPart::Range => "--start/--end".to_string(),
+        };
+        CliError::from(e.error).context(flag)
+    })?;
+    let options = dspk_stream::ConvertOptions {
+        window_samples: window_option(opts.window_samples)?,
+        route: DecodeRoute::from_env()?,
+    };
     let (_, client) = ctx.client()?;
     let device = describe(&client);
+    let stored = source
+        .info()
+        .samples
+        .saturating_mul(source.info().frame_bytes() as u64);
+    let progress = Progress::bytes("convert", stored);
+    let mut sink = BinarySink::new(&opts.output, opts.order, input.label());
+    let converted = dspk_stream::convert(&client, source, &options, &progress, &mut sink)?;
+    progress.finish();
+    let (report, info) = (converted.report, converted.info);
+    let sidecar = sink
+        .summary()
+        .map(|s| s.sidecar_path.clone())
+        .unwrap_or_default();
     let channel_count = info.channel_count();
     let len = info.samples;
-    let window = window_samples(&client, &info, asked)?.min(len);
-    let schedule = ChunkSchedule::for_recording(&info, 0..len, window, 0, 0)?;
-    let scaling = Scaling::microvolts(&info);
-
-    let out_info = dspk_io::converted_info(&info, &scaling.units, &input.label());
-    // A temporary file renamed into place at `finish`: a failure leaves no partial output.
-    let mut writer = BinaryWriter::create(&opts.output, &out_info, opts.order)
-        .map_err(|e| CliError::from(e).context(format!("-o {}", opts.output.display())))?;
-    let progress = Progress::bytes("convert", len.saturating_mul(info.frame_bytes() as u64));
-    // Halos are 0: every window is owned whole, and windows come in order.
-    let report = DevicePass::new(&client, source, schedule.into_windows())
-        .scaling(scaling)
-        .route(route)
-        .progress(&progress)
-        .run_to_host(|_, values| {
-            writer.write_window(values)?;
-            Ok(Flow::Continue)
-        })?;
-    progress.finish();
-    let sidecar = writer.finish()?.sidecar_path;
-
     let wall_s = report.wall.as_secs_f64();
     let duration = info.duration()?;
     let written = len * channel_count as u64 * 4;
@@ -105,7 +102,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &ConvertOptions) -> CliResult<S
             "end_sample": range.end,
             "samples": len,
             "duration": exact_seconds(duration),
-            "start_time": exact_seconds(out_info.start_time),
+            "start_time": exact_seconds(info.start_time),
             "format": "float32",
             "order": opts.order.name(),
             "stored_bytes": report.stored_bytes,

@@ -10,7 +10,9 @@ use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult};
-use crate::input::{Input, Origin};
+use dspk_io::Origin;
+
+use crate::input::Input;
 use crate::report::{exact_seconds, gain_groups, gain_lines, hms, index_list};
 
 /// Metadata entries shown in full before the list is cut short.
@@ -48,11 +50,8 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, probe_out: Option<&Path>) -> CliResu
     let duration = info.duration()?;
     let stored_bytes = u128::from(info.samples) * info.frame_bytes() as u128;
     let groups = gain_groups(info);
-    let (kind, path) = match &input.origin {
-        Origin::Synthetic { .. } => ("built-in synthetic".to_string(), None),
-        Origin::File { path, kind } => (kind.clone(), Some(path.display().to_string())),
-        Origin::Joined { paths, kind } => (kind.clone(), Some(paths[0].display().to_string())),
-    };
+    let kind = input.kind();
+    let path = input.path().map(|p| p.display().to_string());
     let segments = info.segments();
     let segment_rows: Vec<_> = segments
         .list()
@@ -89,7 +88,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, probe_out: Option<&Path>) -> CliResu
     if ctx.json {
         let planted = match &input.origin {
             Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
-            Origin::File { .. } | Origin::Joined { .. } => serde_json::Value::Null,
+            _ => serde_json::Value::Null,
         };
         let files = match &input.origin {
             Origin::Joined { paths, .. } => paths.iter().map(|p| p.display().to_string()).collect(),

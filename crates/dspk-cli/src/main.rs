@@ -8,7 +8,6 @@ mod gather;
 mod info;
 mod input;
 mod output;
-mod parse;
 mod plan;
 mod progress;
 mod report;
@@ -25,8 +24,8 @@ use dspk_stream::{PassDevice, Prepared, prepare};
 use dspk_types::{ComputeTarget, MemoryOrder, RUNTIME_ENV};
 
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, JoinOptions, RateChoice, TimeOptions};
-use crate::parse::{ChannelList, TimeSpec};
+use crate::input::{Input, JoinOptions, RATE_FLAG, TimeOptions};
+use dspk_types::{ChannelList, RateChoice, TimeSpec};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -264,13 +263,6 @@ struct JoinArgs {
 
 impl JoinArgs {
     fn options(&self) -> CliResult<JoinOptions> {
-        if let Some(t) = self.rate_tolerance
-            && !(t.is_finite() && t >= 0.0)
-        {
-            return Err(CliError::new(format!(
-                "--rate-tolerance {t}: give a number of ppm, 0 or more"
-            )));
-        }
         Ok(JoinOptions {
             zero_fill: self.zero_fill_gaps,
             tolerance_ppm: self.rate_tolerance,
@@ -558,7 +550,8 @@ fn open_one(paths: &[PathBuf], length: Option<TimeSpec>, join: &JoinArgs) -> Cli
 
 /// `--rate`, parsed (`nominal`, `measured`, or exact: `30000.12`, `750003/25`).
 fn rate_arg(text: Option<&String>) -> CliResult<Option<RateChoice>> {
-    text.map(|t| RateChoice::parse(t)).transpose()
+    text.map(|t| RateChoice::parse(t).context(RATE_FLAG))
+        .transpose()
 }
 
 /// Runs the command; returns what goes to stdout.

@@ -9,8 +9,8 @@ use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, RateChoice, window_option};
-use crate::parse::{ChannelList, TimeSpec};
+use crate::input::{Input, RATE_FLAG, window_option};
+use dspk_types::{ChannelList, RateChoice, TimeSpec};
 
 /// The `format` of a plan file; a plan of another format is refused by name.
 pub(crate) const PLAN_FORMAT: &str = "dspk-plan/1";
@@ -221,7 +221,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         .options
         .rate
         .as_ref()
-        .map(|t| RateChoice::parse(t))
+        .map(|t| RateChoice::parse(t).context(RATE_FLAG))
         .transpose()?;
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, RateChoice, TimeOptions};
-use crate::parse::{ChannelList, TimeSpec};
+use crate::input::{Input, TimeOptions};
 use crate::plan::{JobCommand, JobOptions, OUTPUTS_DIR, Plan, RESULTS_DIR};
 use crate::{Ctx, convert, scan};
+use dspk_types::{ChannelList, RateChoice, TimeSpec};
 
 /// The `format` of a result record.
 pub(crate) const RESULT_FORMAT: &str = "dspk-result/1";

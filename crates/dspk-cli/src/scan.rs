@@ -14,7 +14,9 @@ use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
-use crate::input::{Input, Origin, TimeOptions, window_option};
+use dspk_io::Origin;
+
+use crate::input::{Input, TIME_FLAGS, TimeOptions, window_option};
 use crate::progress::{Progress, Summed};
 use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
 
@@ -49,7 +51,7 @@ struct ChannelRow<'a> {
 /// Runs `dspk scan` on an open recording.
 pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<String> {
     let info = input.info().clone();
-    let range = opts.time.range(&info, &input.label())?;
+    let range = opts.time.range(&info, &input.label(), TIME_FLAGS)?;
     if let Some(path) = &opts.mask {
         let flag = format!("--mask {}", path.display());
         dspk_io::refuse_overwrite(&input.files()?, "--mask", path)?;
@@ -110,7 +112,7 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
     let mut jobs = Vec::with_capacity(inputs.len());
     let mut total = 0u64;
     for input in inputs {
-        let range = opts.time.range(input.info(), &input.label())?;
+        let range = opts.time.range(input.info(), &input.label(), TIME_FLAGS)?;
         total = total.saturating_add(
             (range.end - range.start).saturating_mul(input.info().frame_bytes() as u64),
         );
@@ -211,7 +213,7 @@ fn json_of(
     let figures = Figures::of(input, result)?;
     let planted = match &input.origin {
         Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
-        Origin::File { .. } | Origin::Joined { .. } => serde_json::Value::Null,
+        _ => serde_json::Value::Null,
     };
     let info = input.info();
     let (report, class, mask) = (&result.report, &result.classification, &result.mask);

@@ -24,14 +24,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use dspk_io::{BinarySidecar, MAX_CHANNELS, NpyHeader, OpenEphysRecordingEntry, SpikeGlxMeta};
-use dspk_types::{ChannelMapFile, RecordingInfo, SampleRate};
-
-// The program's own argument parsers, compiled here as the program compiles them: parse.rs
-// depends on dspk-types only, so the fuzz checks need no library made of the binary crate.
-#[path = "../../dspk-cli/src/parse.rs"]
-mod cli_parse;
-
-use cli_parse::{ChannelList, TimeSpec};
+use dspk_types::{ChannelList, ChannelMapFile, RecordingInfo, SampleRate, TimeSpec};
 
 /// A target's check: panics if the parser panics or an accepted input breaks a property.
 pub type Check = fn(&[u8]);

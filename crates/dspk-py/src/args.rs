@@ -6,7 +6,7 @@ use std::ops::Range;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 
-use dspk_types::{RationalTime, RecordingInfo, SampleRate};
+use dspk_types::{ChannelList, RationalTime, RecordingInfo, SampleRate, TimeSpec};
 
 use crate::errors::{OrRaise, invalid};
 
@@ -98,6 +98,42 @@ pub(crate) fn channels(
     Ok(out)
 }
 
+/// A channel list as the program writes it (`"0:5,100"`: indices and inclusive ranges) or a
+/// sequence of indices (a list, a tuple, a range, a NumPy integer array); `None` for every
+/// channel. It is checked against the recording where it is used (after any channel map).
+pub(crate) fn channel_list(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<ChannelList>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(text) = obj.cast::<PyString>() {
+        let text = text.to_str()?;
+        return ChannelList::parse(text)
+            .map(Some)
+            .map_err(|e| invalid(format!("channels: {e}")));
+    }
+    let refuse = || {
+        invalid(format!(
+            "channels must be a sequence of channel indices (e.g. [0, 5]) or a channel list \
+             (e.g. \"0:5,100\"), not {}",
+            type_name(obj)
+        ))
+    };
+    if obj.is_instance_of::<PyInt>() {
+        return Err(refuse());
+    }
+    let mut out = Vec::new();
+    for item in obj.try_iter().map_err(|_| refuse())? {
+        let i = index(&item?, "a channel index")?;
+        out.push(usize::try_from(i).unwrap_or(usize::MAX));
+    }
+    if out.is_empty() {
+        return Err(invalid(
+            "channels is empty: give at least one channel index",
+        ));
+    }
+    ChannelList::from_indices(&out).map(Some).or_raise()
+}
+
 /// The sample range `start..stop` (`start` defaults to 0, `stop` to `total`). It is not
 /// checked here: the library refuses a reversed or out-of-range one with its own message, the
 /// program's.
@@ -110,6 +146,33 @@ pub(crate) fn sample_range(
     let start = opt_index(start, names.0)?.unwrap_or(0);
     let stop = opt_index(stop, names.1)?.unwrap_or(total);
     Ok(start..stop)
+}
+
+/// The sample range `start..end` of a pass (`scan`, `convert`), each end a sample index (an
+/// `int`) or a time as the program writes it (`"12.5"`, `"1:02:03.5"`, `"375000smp"`: seconds
+/// from the first sample at the recording's rate, exactly); defaults 0 and the end. Not checked
+/// here, as [`sample_range`].
+pub(crate) fn pass_range(
+    start: Option<&Bound<'_, PyAny>>,
+    end: Option<&Bound<'_, PyAny>>,
+    info: &RecordingInfo,
+    names: (&str, &str),
+) -> PyResult<Range<u64>> {
+    let point = |obj: Option<&Bound<'_, PyAny>>, name: &str| -> PyResult<Option<u64>> {
+        match obj.filter(|o| !o.is_none()) {
+            Some(o) => match o.cast::<PyString>() {
+                Ok(text) => TimeSpec::parse(text.to_str()?)
+                    .and_then(|t| t.to_sample_index(info.sample_rate))
+                    .map(Some)
+                    .map_err(|e| invalid(format!("{name}: {e}"))),
+                Err(_) => index(o, name).map(Some),
+            },
+            None => Ok(None),
+        }
+    };
+    let first = point(start, names.0)?.unwrap_or(0);
+    let last = point(end, names.1)?.unwrap_or(info.samples);
+    Ok(first..last)
 }
 
 /// A duration in seconds, exactly: an `int`, a `fractions.Fraction` or a `float` (its shortest

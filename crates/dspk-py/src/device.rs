@@ -2,17 +2,13 @@
 //! its results as Python objects.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use pyo3::prelude::*;
 
 use dspk_device::{Catalog, DeviceChoice, TargetExt as _, describe};
-use dspk_io::BinaryWriter;
-use dspk_stream::{DecodeRoute, DevicePass, Flow, ScanOptions};
-use dspk_types::{
-    ChannelMapFile, ChunkSchedule, ComputeTarget, DspError, DspResult, RemappedSource, Scaling,
-    SlicedRecording,
-};
+use dspk_io::BinarySink;
+use dspk_stream::{DecodeRoute, ScanOptions};
+use dspk_types::{ChannelMapFile, ComputeTarget, DspError, DspResult, Selection, SelectionPart};
 
 use crate::args;
 use crate::errors::{OrRaise, error};
@@ -74,7 +70,8 @@ pub(crate) fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         .call_method1("loads", (value.to_string(),))
 }
 
-/// Scans samples `start..end` (default: all) of `recording` on the device: per-channel
+/// Scans samples `start..end` (default: all; sample indices, or times as the program writes
+/// them: `"12.5"`, `"1:02:03.5"`, `"375000smp"`) of `recording` on the device: per-channel
 /// statistics, dead and noisy channels, the mask, throughput (the program's `dspk scan`).
 #[pyfunction]
 #[pyo3(signature = (recording, *, runtime=None, start=None, end=None, progress=None, window_samples=None, decode=None, device=None))]
@@ -96,7 +93,7 @@ pub(crate) fn scan(
     let target = target_of(runtime)?;
     let route = route_of(decode)?;
     let info = recording.source.info();
-    let range = args::sample_range(start, end, info.samples, ("start", "end"))?;
+    let range = args::pass_range(start, end, info, ("start", "end"))?;
     let asked = args::opt_index(window_samples, "window_samples")?;
     let sink = PySink::new(progress.filter(|p| !p.is_none(py)));
     let source = recording.source.clone();
@@ -122,8 +119,10 @@ pub(crate) fn scan(
 
 /// Converts `recording` to a raw binary `float32` file `out` with a JSON sidecar, decoded on
 /// the device (the program's `dspk convert`): `channel_map` (a TOML or JSON map file) first,
-/// then `channels` (indices into the mapped channels, in the order wanted) and samples
-/// `start..end`, written in `order` (`"time-major"` or `"channel-major"`).
+/// then `channels` (indices into the mapped channels, in the order wanted, or a channel list as
+/// the program writes it, `"0:5,100"`) and samples `start..end` (sample indices, or times as the
+/// program writes them: `"12.5"`, `"1:02:03.5"`, `"375000smp"`), written in `order`
+/// (`"time-major"` or `"channel-major"`).
 #[pyfunction]
 #[pyo3(signature = (recording, out, *, channel_map=None, channels=None, start=None, end=None, order="time-major", runtime=None, progress=None, window_samples=None, decode=None, device=None))]
 #[expect(
@@ -149,21 +148,21 @@ pub(crate) fn convert(
     let target = target_of(runtime)?;
     let route = route_of(decode)?;
     check_outputs(recording, &out, channel_map.as_deref())?;
-    let mut source = recording.source.clone();
-    if let Some(map) = &channel_map {
-        let context = |e: DspError| {
-            let kind = crate::errors::kind_of(&e);
-            error(py, kind, format!("channel_map {}: {e}", map.display()))
-        };
-        let file = py.detach(|| ChannelMapFile::load(map)).map_err(context)?;
-        source = Arc::new(RemappedSource::new(source, &file.remap).map_err(context)?);
-    }
-    let selected = match channels.filter(|c| !c.is_none()) {
-        Some(c) => Some(args::channels(Some(c), source.info())?),
+    let map_error = |path: &Path, e: DspError| {
+        let kind = crate::errors::kind_of(&e);
+        error(py, kind, format!("channel_map {}: {e}", path.display()))
+    };
+    let map = match &channel_map {
+        Some(path) => Some(
+            py.detach(|| ChannelMapFile::load(path))
+                .map_err(|e| map_error(path, e))?
+                .remap,
+        ),
         None => None,
     };
-    let total = source.info().samples;
-    let range = args::sample_range(start, end, total, ("start", "end"))?;
+    let channels = args::channel_list(channels)?;
+    let total = recording.source.info().samples;
+    let range = args::pass_range(start, end, recording.source.info(), ("start", "end"))?;
     if range.start >= range.end || range.end > total {
         return Err(DspError::SampleRange {
             start: range.start,
@@ -172,39 +171,42 @@ pub(crate) fn convert(
         })
         .or_raise();
     }
-    if selected.is_some() || range != (0..total) {
-        source = Arc::new(SlicedRecording::new(source, range, selected).or_raise()?);
-    }
-    let asked = args::opt_index(window_samples, "window_samples")?;
-    let sink = PySink::new(progress.filter(|p| !p.is_none(py)));
-    let from = recording.label();
+    let selection = Selection {
+        map: map.as_ref(),
+        channels: channels.as_ref(),
+        range: Some(range),
+    };
+    let source =
+        selection
+            .apply(recording.source.clone())
+            .map_err(|e| match (e.part, &channel_map) {
+                (SelectionPart::Map, Some(path)) => map_error(path, e.error),
+                _ => crate::errors::from_dsp(e.error),
+            })?;
+    let options = dspk_stream::ConvertOptions {
+        window_samples: args::opt_index(window_samples, "window_samples")?,
+        route,
+    };
+    let progress = PySink::new(progress.filter(|p| !p.is_none(py)));
+    let mut sink = BinarySink::new(&out, order, recording.label());
     let outcome = py.detach(|| -> DspResult<_> {
         let client = client_of(target, device)?;
         let device = describe(&client).adapter_name;
-        let info = source.info().clone();
-        let window = dspk_stream::window_samples(&client, &info, asked)?.min(info.samples);
-        let schedule = ChunkSchedule::for_recording(&info, 0..info.samples, window, 0, 0)?;
-        let scaling = Scaling::microvolts(&info);
-        let mut writer = BinaryWriter::create(
-            &out,
-            &dspk_io::converted_info(&info, &scaling.units, &from),
-            order,
-        )?;
-        // Halos are 0: every window is owned whole, and windows come in order.
-        let report = DevicePass::new(&client, source, schedule.into_windows())
-            .scaling(scaling)
-            .route(route)
-            .progress(&sink)
-            .run_to_host(|_, values| {
-                writer.write_window(values)?;
-                Ok(Flow::Continue)
-            })?;
-        let summary = writer.finish()?;
-        Ok((report, summary, device, info.sample_rate))
+        let converted = dspk_stream::convert(&client, source, &options, &progress, &mut sink)?;
+        Ok((converted, device))
     });
-    sink.finish()?;
-    let (report, summary, device, rate) = outcome.or_raise()?;
-    let figures = PassFigures::new(&report, summary.samples, rate, target.name().into(), device);
+    progress.finish()?;
+    let (converted, device) = outcome.or_raise()?;
+    let summary = sink.summary().cloned().ok_or_else(|| {
+        crate::errors::invalid(format!("{}: the convert wrote nothing", out.display()))
+    })?;
+    let figures = PassFigures::new(
+        &converted.report,
+        summary.samples,
+        converted.info.sample_rate,
+        target.name().into(),
+        device,
+    );
     Ok(ConvertResult::new(&summary, figures))
 }
 

@@ -18,7 +18,7 @@ use dspk_types::{
 
 use crate::args;
 use crate::errors::{OrRaise, invalid};
-use crate::recording::{Origin, Recording};
+use crate::recording::Recording;
 
 /// A recording whose stored values come from `reader(start, stop, channels)`, which returns
 /// them channel-major: a C-contiguous array of the stored dtype, shape `(channels, samples)`.
@@ -212,8 +212,9 @@ pub(crate) fn from_python_source(
             unit: unit_of(&unit),
         };
     }
+    let label = format!("Python recording {}", info.name);
     let source = PythonSource { info, reader };
-    Ok(Recording::new(Arc::new(source), Origin::Python))
+    Ok(dspk_io::OpenedRecording::other(Arc::new(source), label).into())
 }
 
 /// A unit from its symbol.

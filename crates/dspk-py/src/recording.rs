@@ -1,20 +1,20 @@
 //! `Recording`: any dspk recording (a file, the synthetic probe, a Python object) with its
 //! description as Python values and its reads as NumPy arrays; `open` and `synthetic`.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use dspk_io::FileFormat;
+use dspk_io::{OpenedRecording, Origin};
 use dspk_types::{
-    ChunkSchedule, MemoryOrder, RecordingSource, SampleFormat, SyntheticConfig, SyntheticRecording,
+    ChunkSchedule, DspResult, MemoryOrder, RateChoice, SampleFormat, SyntheticConfig,
 };
 
 use crate::args;
-use crate::errors::{Kind, OrRaise, error, invalid};
+use crate::errors::{OrRaise, invalid};
 use crate::stored;
 use crate::time;
 use crate::windows::WindowIterator;
@@ -22,73 +22,32 @@ use crate::windows::WindowIterator;
 /// A segment for Python: `(start, samples, first_sample, start_time)`.
 type SegmentTuple<'py> = (u64, u64, u64, Bound<'py, PyAny>);
 
-/// Where a recording came from.
-#[derive(Debug, Clone)]
-pub(crate) enum Origin {
-    /// A file dspk-io reads.
-    File {
-        /// The path as given.
-        path: PathBuf,
-        /// Its format.
-        format: FileFormat,
-    },
-    /// The built-in synthetic recording and the channels it planted.
-    Synthetic {
-        /// Planted dead channels.
-        dead: Vec<usize>,
-        /// Planted noisy channels.
-        noisy: Vec<usize>,
-    },
-    /// A Python object read through its reader (`dspk.from_spikeinterface`).
-    Python,
-    /// Several files read as one (`dspk.concat`).
-    Joined {
-        /// The files, in the order joined.
-        paths: Vec<PathBuf>,
-        /// Their format.
-        format: FileFormat,
-    },
-}
-
 /// A recording: a file (SpikeGLX `.bin` + `.meta`, raw binary + JSON sidecar), the built-in
 /// synthetic probe, or a Python object (`dspk.from_spikeinterface`). Reads return NumPy arrays
 /// of shape `(channels, samples)`; the GIL is released while they run.
 #[pyclass(module = "dspk", frozen)]
 pub struct Recording {
-    pub(crate) source: Arc<dyn RecordingSource>,
-    pub(crate) origin: Origin,
-    warnings: Vec<String>,
+    opened: OpenedRecording,
+}
+
+impl Deref for Recording {
+    type Target = OpenedRecording;
+
+    fn deref(&self) -> &OpenedRecording {
+        &self.opened
+    }
+}
+
+impl From<OpenedRecording> for Recording {
+    fn from(opened: OpenedRecording) -> Self {
+        Self { opened }
+    }
 }
 
 impl Recording {
-    /// A recording of `source`.
-    pub(crate) fn new(source: Arc<dyn RecordingSource>, origin: Origin) -> Self {
-        Self {
-            source,
-            origin,
-            warnings: Vec::new(),
-        }
-    }
-
     /// The files it consists of, each with what it is (none unless it is a file).
     pub(crate) fn input_files(&self) -> PyResult<Vec<(PathBuf, String)>> {
-        match &self.origin {
-            Origin::File { path, .. } => dspk_io::recording_inputs(path).or_raise(),
-            Origin::Joined { paths, .. } => dspk_io::recordings_inputs(paths).or_raise(),
-            Origin::Synthetic { .. } | Origin::Python => Ok(Vec::new()),
-        }
-    }
-
-    /// The text of its origin for messages and `repr`.
-    pub(crate) fn label(&self) -> String {
-        match &self.origin {
-            Origin::File { path, .. } => path.display().to_string(),
-            Origin::Joined { paths, .. } => {
-                format!("{} + {} more joined", paths[0].display(), paths.len() - 1)
-            }
-            Origin::Synthetic { .. } => "built-in synthetic recording".to_string(),
-            Origin::Python => format!("Python recording {}", self.source.info().name),
-        }
+        self.opened.files().or_raise()
     }
 }
 
@@ -276,11 +235,7 @@ impl Recording {
     /// The path it was opened from, or `None`.
     #[getter]
     fn path(&self) -> Option<PathBuf> {
-        match &self.origin {
-            Origin::File { path, .. } => Some(path.clone()),
-            Origin::Joined { paths, .. } => paths.first().cloned(),
-            _ => None,
-        }
+        self.opened.path().map(Path::to_path_buf)
     }
 
     /// `"spikeglx"`, `"binary"`, `"openephys"`, `"synthetic"` or `"python"`.
@@ -289,7 +244,7 @@ impl Recording {
         match &self.origin {
             Origin::File { format, .. } | Origin::Joined { format, .. } => format.name(),
             Origin::Synthetic { .. } => "synthetic",
-            Origin::Python => "python",
+            Origin::Other { .. } => "python",
         }
     }
 
@@ -434,28 +389,42 @@ impl Recording {
 /// Opens a recording file in any format dspk reads: a SpikeGLX `.bin` (with its `.meta`), an
 /// Open Ephys folder, or a raw binary file with a `<file>.json` sidecar. `stream` names the
 /// Open Ephys continuous stream to read (folder name or `stream_name`): the way to choose one
-/// of a folder of an experiment's recordings.
+/// of a folder of an experiment's recordings. `probe` names a probeinterface JSON file whose
+/// probe replaces the recording's own (the program's `--probe`); `rate` times the recording at
+/// `"nominal"`, `"measured"` or a rate in Hz (a number, or text such as `"30000.12"`; the
+/// program's `--rate`).
 #[pyfunction]
-#[pyo3(signature = (path, *, stream=None))]
-pub(crate) fn open(py: Python<'_>, path: PathBuf, stream: Option<String>) -> PyResult<Recording> {
-    if !path.exists() {
-        // As the program says it, before format detection words it after the files it looked
-        // for.
-        return Err(error(
-            py,
-            Kind::NotFound,
-            format!("{}: no such file", path.display()),
-        ));
-    }
+#[pyo3(signature = (path, *, stream=None, probe=None, rate=None))]
+pub(crate) fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    stream: Option<String>,
+    probe: Option<PathBuf>,
+    rate: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Recording> {
+    let rate = match rate.filter(|r| !r.is_none()) {
+        None => None,
+        Some(r) => Some(match r.cast::<pyo3::types::PyString>() {
+            Ok(text) => {
+                RateChoice::parse(text.to_str()?).map_err(|e| invalid(format!("rate: {e}")))?
+            }
+            Err(_) => RateChoice::Hz(args::rate(r)?),
+        }),
+    };
     let options = dspk_io::OpenOptions { stream };
-    let rec = py
-        .detach(|| dspk_io::open_with(&path, &options))
+    let opened = py
+        .detach(|| -> DspResult<_> {
+            let mut opened = OpenedRecording::open(&path, &options)?;
+            if let Some(probe) = &probe {
+                opened = opened.with_probe_file(probe)?;
+            }
+            if let Some(rate) = rate {
+                opened = opened.with_rate(rate)?;
+            }
+            Ok(opened)
+        })
         .or_raise()?;
-    let warnings = rec.warnings().to_vec();
-    let format = rec.format();
-    let mut r = Recording::new(rec.into_source(), Origin::File { path, format });
-    r.warnings = warnings;
-    Ok(r)
+    Ok(opened.into())
 }
 
 /// Several recording files read as one, end to end by their clocks (SpikeGLX `_tN` files of a
@@ -471,18 +440,6 @@ pub(crate) fn concat(
     zero_fill_gaps: bool,
     rate_tolerance_ppm: Option<f64>,
 ) -> PyResult<Recording> {
-    if let Some(missing) = paths.iter().find(|p| !p.exists()) {
-        return Err(error(
-            py,
-            Kind::NotFound,
-            format!("{}: no such file", missing.display()),
-        ));
-    }
-    if let Some(t) = rate_tolerance_ppm.filter(|t| !(t.is_finite() && *t >= 0.0)) {
-        return Err(invalid(format!(
-            "rate_tolerance_ppm must be a number of ppm, 0 or more, not {t}"
-        )));
-    }
     let options = dspk_types::ConcatOptions {
         gaps: if zero_fill_gaps {
             dspk_types::GapFill::Zeros
@@ -492,16 +449,14 @@ pub(crate) fn concat(
         rate_tolerance_ppm,
         part_per_segment: false,
     };
-    let joined = py
-        .detach(|| dspk_io::open_joined(&paths, options))
+    options
+        .validate()
+        .map_err(|e| invalid(format!("rate_tolerance_ppm: {e}")))?;
+    let open = dspk_io::OpenOptions::default();
+    let opened = py
+        .detach(|| OpenedRecording::joined(&paths, options, &open))
         .or_raise()?;
-    let origin = Origin::Joined {
-        paths: joined.paths,
-        format: joined.format,
-    };
-    let mut r = Recording::new(Arc::new(joined.recording), origin);
-    r.warnings = joined.warnings;
-    Ok(r)
+    Ok(opened.into())
 }
 
 /// The built-in synthetic Neuropixels-like recording: `seconds` long (default 60) or exactly
@@ -558,12 +513,7 @@ pub(crate) fn synthetic(
             "the synthetic recording would be empty: it needs at least one sample",
         ));
     }
-    let rec = SyntheticRecording::new(config).or_raise()?;
-    let origin = Origin::Synthetic {
-        dead: rec.dead_channels().to_vec(),
-        noisy: rec.noisy_channels().to_vec(),
-    };
-    Ok(Recording::new(Arc::new(rec), origin))
+    Ok(OpenedRecording::synthetic(config).or_raise()?.into())
 }
 
 /// Test support: runs dspk's `RecordingSource` conformance suite (the checks every Rust
