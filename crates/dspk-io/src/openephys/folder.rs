@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use dspk_types::{DspError, DspResult};
 
 use super::oebin::OpenEphysRecordingEntry;
-use super::stream::OpenEphysRecording;
 use super::{CONTINUOUS_FILE, OEBIN_FILE};
 use crate::raw::file_error;
 
@@ -63,20 +62,6 @@ impl OpenEphysFolder {
     /// The recordings, in order.
     pub fn recordings(&self) -> &[OpenEphysRecordingEntry] {
         &self.recordings
-    }
-
-    /// Opens recording `index` (of [`OpenEphysFolder::recordings`]), stream `stream` (see
-    /// [`OpenEphysRecordingEntry::stream_index`]).
-    pub fn open(&self, index: usize, stream: Option<&str>) -> DspResult<OpenEphysRecording> {
-        let entry = self.recordings.get(index).ok_or_else(|| {
-            DspError::config(format!(
-                "{}: no recording {index}: it holds {} (0 to {})",
-                self.root.display(),
-                self.recordings.len(),
-                self.recordings.len().saturating_sub(1)
-            ))
-        })?;
-        OpenEphysRecording::open_entry(entry.clone(), stream)
     }
 }
 

@@ -9,7 +9,7 @@ use dspk_types::{
 };
 
 use super::CONTINUOUS_FILE;
-use super::folder::resolve;
+use super::folder::{OpenEphysFolder, resolve};
 use super::oebin::{OpenEphysRecordingEntry, OpenEphysStream, channel_unit};
 use super::samples::{OpenEphysLayout, SampleIndex};
 use crate::mapped::MappedFile;
@@ -230,10 +230,7 @@ impl OpenEphysRecording {
         Self::open_entry(entry, chosen.as_deref())
     }
 
-    pub(super) fn open_entry(
-        entry: OpenEphysRecordingEntry,
-        stream: Option<&str>,
-    ) -> DspResult<Self> {
+    fn open_entry(entry: OpenEphysRecordingEntry, stream: Option<&str>) -> DspResult<Self> {
         let si = entry.stream_index(stream)?;
         let s = &entry.streams[si];
         if !s.dir.is_dir() {
@@ -312,6 +309,24 @@ impl OpenEphysRecording {
     /// Sets the most threads one large read is split across (0 counts as 1).
     pub fn set_read_threads(&mut self, threads: usize) {
         self.raw.set_read_threads(threads);
+    }
+}
+
+// Here rather than in `folder.rs`, so that the folder module does not depend on this one.
+impl OpenEphysFolder {
+    /// Opens recording `index` (of [`OpenEphysFolder::recordings`]), stream `stream` (see
+    /// [`OpenEphysRecordingEntry::stream_index`]).
+    pub fn open(&self, index: usize, stream: Option<&str>) -> DspResult<OpenEphysRecording> {
+        let list = self.recordings();
+        let entry = list.get(index).ok_or_else(|| {
+            DspError::config(format!(
+                "{}: no recording {index}: it holds {} (0 to {})",
+                self.root.display(),
+                list.len(),
+                list.len().saturating_sub(1)
+            ))
+        })?;
+        OpenEphysRecording::open_entry(entry.clone(), stream)
     }
 }
 
