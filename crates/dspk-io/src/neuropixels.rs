@@ -1,23 +1,29 @@
 //! Neuropixels probe geometry from SpikeGLX's `~imroTbl` and probeinterface's catalogue.
 //!
 //! Parts: `catalogue` (the embedded catalogue: geometry per part number, IMRO formats, ADC
-//! multiplexing tables) and this file (the IMRO table, electrode positions, the checks against
-//! `~snsShankMap` / `~snsGeomMap`). The facts follow probeinterface's `read_spikeglx`: the
-//! part number is `imDatPrb_pn` (Phase 3A, with `imProbeOpt`, is `NP1010`; without either,
-//! the IMRO type code's part); an IMRO header's first field is a type code (older SpikeGLX) or
-//! the part number (SpikeGLX 20260115 on); electrode = `bank × 384 + channel` on NP1.0-type
-//! tables, the table's own `electrode` on NP2.0 and later, the UHD group rule on NP1110;
-//! positions are the catalogue's grid (even rows shifted by the stagger, shanks by the shank
-//! pitch), contact ids `e{electrode}` or `s{shank}e{electrode}` on multi-shank probes.
+//! multiplexing tables), `grid` (a part's electrode grid: positions, ids, the probe of a list of
+//! contacts), `openephys` (an Open Ephys plugin's electrode selection on the grid) and this file
+//! (the IMRO table, the checks against `~snsShankMap` / `~snsGeomMap`). The facts follow
+//! probeinterface's `read_spikeglx`: the part number is `imDatPrb_pn` (Phase 3A, with
+//! `imProbeOpt`, is `NP1010`; without either, the IMRO type code's part); an IMRO header's first
+//! field is a type code (older SpikeGLX) or the part number (SpikeGLX 20260115 on); electrode =
+//! `bank × 384 + channel` on NP1.0-type tables, the table's own `electrode` on NP2.0 and later,
+//! the UHD group rule on NP1110; positions are the catalogue's grid (even rows shifted by the
+//! stagger, shanks by the shank pitch), contact ids `e{electrode}` or `s{shank}e{electrode}` on
+//! multi-shank probes.
 
 mod catalogue;
+mod grid;
+mod openephys;
 
 use std::collections::HashMap;
 
-use dspk_types::{Contact, ContactShape, Probe, ProbeParts};
+use dspk_types::{Contact, Probe};
 
 use crate::spikeglx::SpikeGlxMeta;
-use catalogue::{Spec, catalogue};
+use catalogue::catalogue;
+use grid::Grid;
+pub(crate) use openephys::{Selection, openephys_probe};
 
 /// Electrodes per bank of NP1.0-type IMRO tables (`bank × 384 + channel`).
 const BANK_ELECTRODES: i64 = 384;
@@ -50,24 +56,13 @@ pub(crate) fn spikeglx_probe(
         let &(electrode, shank) = by_readout
             .get(&r)
             .ok_or_else(|| format!("~imroTbl has no entry for readout channel {r}"))?;
-        let mut contact = grid.contact(electrode, shank)?;
+        let mut contact = grid.contact(electrode, shank);
         contact.adc = adc
             .as_ref()
             .and_then(|(_, slots)| slots.get(r).copied().flatten());
         channels.push(Some(contact));
     }
-    let probe = Probe::new(ProbeParts {
-        model: Some(part.clone()),
-        manufacturer: Some("imec".into()),
-        description: spec.text("description").ok().map(str::to_string),
-        shank_pitch_um: (grid.shanks > 1).then_some(grid.shank_pitch_um),
-        contact_shape: Some(ContactShape::Square {
-            width_um: spec.number("electrode_size_horz_direction_um")?,
-        }),
-        adc_cycle: adc.map(|(cycle, _)| cycle),
-        channels,
-    })
-    .map_err(|e| e.to_string())?;
+    let probe = grid.probe(spec, adc.as_ref(), channels)?;
     check_shank_map(meta, &probe, &grid)?;
     check_geom_map(meta, &probe, &grid)?;
     Ok(Some(probe))
@@ -284,71 +279,6 @@ fn uhd_electrodes(
         electrodes.push(8 * row(ch, bank) + col(ch, bank));
     }
     Ok((channels, electrodes))
-}
-
-/// A probe's electrode grid from its catalogue entry.
-struct Grid {
-    cols: i64,
-    per_shank: i64,
-    shanks: i64,
-    x_pitch_um: f64,
-    y_pitch_um: f64,
-    stagger_um: f64,
-    shank_pitch_um: f64,
-    multi_shank: bool,
-}
-
-impl Grid {
-    fn of(spec: Spec<'_>) -> Result<Self, String> {
-        let cols = spec.count("cols_per_shank")? as i64;
-        let rows = spec.count("rows_per_shank")? as i64;
-        let shanks = spec.count("num_shanks")? as i64;
-        if cols == 0 || rows == 0 || shanks == 0 {
-            return Err(format!(
-                "catalogue entry {} has an empty grid",
-                spec.part_number
-            ));
-        }
-        Ok(Self {
-            cols,
-            per_shank: cols * rows,
-            shanks,
-            x_pitch_um: spec.number("electrode_pitch_horz_um")?,
-            y_pitch_um: spec.number("electrode_pitch_vert_um")?,
-            stagger_um: spec
-                .number("even_row_horz_offset_left_edge_to_leftmost_electrode_center_um")?
-                - spec.number("odd_row_horz_offset_left_edge_to_leftmost_electrode_center_um")?,
-            shank_pitch_um: spec.number("shank_pitch_um")?,
-            multi_shank: shanks > 1,
-        })
-    }
-
-    /// `(col, row)` of an electrode on its shank.
-    fn cell(&self, electrode: i64) -> (i64, i64) {
-        (electrode % self.cols, electrode / self.cols)
-    }
-
-    /// The contact of `electrode` on `shank` (checked in range by the caller).
-    fn contact(&self, electrode: i64, shank: i64) -> Result<Contact, String> {
-        let (col, row) = self.cell(electrode);
-        // Even rows (0, 2, …) carry the stagger.
-        let stagger = if row % 2 == 0 { self.stagger_um } else { 0.0 };
-        let mut x = col as f64 * self.x_pitch_um + stagger;
-        if self.multi_shank {
-            x += shank as f64 * self.shank_pitch_um;
-        }
-        let id = if self.multi_shank {
-            format!("s{shank}e{electrode}")
-        } else {
-            format!("e{electrode}")
-        };
-        Ok(Contact::new(
-            x,
-            row as f64 * self.y_pitch_um,
-            shank as u32,
-            id,
-        ))
-    }
 }
 
 /// The `(a:b:c:d)` entries of a SpikeGLX map after its header.

@@ -29,14 +29,24 @@
 //! recording with a segment each ([`experiment_recordings`], through [`crate::open`]), as
 //! SpikeInterface reads an experiment as a block of segments.
 //!
+//! A Neuropixels stream's probe comes from the record node's `settings.xml` (the plugin's
+//! `NP_PROBE` electrodes on the embedded catalogue's grid) where SpikeInterface's
+//! `read_openephys` attaches one; a stream whose geometry cannot be had opens without a probe,
+//! with one warning line saying why.
+//!
 //! One concept per file: `oebin.rs` (the `.oebin` JSON and one recording folder's
 //! description), `folder.rs` (finding recordings and resolving a path to one stream),
-//! `samples.rs` (the sample-number files, their checks, the measured rate), `stream.rs` (the
-//! stream's description and the memory-mapped [`OpenEphysRecording`]).
+//! `samples.rs` (the sample-number files, their checks, the measured rate), `settings.rs` (the
+//! `settings.xml` facts: probes, electrodes, saved channels), `probe.rs` (a stream's probe from
+//! them), `stream.rs` (the stream's description and the memory-mapped [`OpenEphysRecording`],
+//! and [`OpenEphysFolder::open`]). Imports run one way: `stream` → `folder`, `probe`,
+//! `samples` → `oebin`; `probe` → `settings`.
 
 mod folder;
 mod oebin;
+mod probe;
 mod samples;
+mod settings;
 mod stream;
 
 pub use folder::{OpenEphysFolder, experiment_recordings, openephys_streams};

@@ -11,6 +11,7 @@ use dspk_types::{
 use super::CONTINUOUS_FILE;
 use super::folder::{OpenEphysFolder, resolve};
 use super::oebin::{OpenEphysRecordingEntry, OpenEphysStream, channel_unit};
+use super::probe::stream_probe;
 use super::samples::{OpenEphysLayout, SampleIndex};
 use crate::mapped::MappedFile;
 use crate::raw::{RawData, file_error};
@@ -95,6 +96,11 @@ impl OpenEphysLayoutRead {
         let frame = s.channel_count as u64 * 2;
         let samples = len / frame;
         let mut warnings = Vec::new();
+        let names: Vec<String> = channels.iter().map(|c| c.name.clone()).collect();
+        let probe = stream_probe(&entry, s, &names).unwrap_or_else(|e| {
+            warnings.push(e);
+            None
+        });
         if len % frame != 0 {
             warnings.push(format!(
                 "{}: {} trailing bytes are not a whole frame ({} int16 channels); the partial last frame is dropped",
@@ -159,7 +165,7 @@ impl OpenEphysLayoutRead {
             segments: None,
             nominal_rate: None,
             measured_rate: measured,
-            probe: None,
+            probe,
             metadata,
         };
         Ok((

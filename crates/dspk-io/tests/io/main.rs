@@ -1,11 +1,12 @@
 //! Integration tests of dspk-io: files written and read back, SpikeGLX files built from
-//! hand-written `.meta` text, Open Ephys folders written from the format description, and bad
-//! files.
+//! hand-written `.meta` text, Open Ephys folders written from the format description (with a
+//! Neuropixels `settings.xml`), and bad files.
 
 mod binary;
 mod common;
 mod detect;
 mod join;
 mod openephys;
+mod openephys_probe;
 mod spikeglx;
 mod writer;

@@ -47,7 +47,7 @@ fn npy_f64(values: &[f64]) -> Vec<u8> {
 }
 
 /// One channel: name, bit_volts, units.
-type Chan = (&'static str, f64, &'static str);
+pub(crate) type Chan = (&'static str, f64, &'static str);
 
 const HEADSTAGE_AND_ADC: [Chan; 5] = [
     ("CH1", 0.195, "uV"),
@@ -63,17 +63,17 @@ const PROBE: [Chan; 3] = [
 ];
 
 /// A stream to write: folder name, stream_name, rate, channels, samples, first sample number.
-struct StreamSpec {
-    folder: &'static str,
-    stream_name: &'static str,
-    rate: f64,
-    channels: &'static [Chan],
-    samples: usize,
-    first: i64,
-    seed: u64,
+pub(crate) struct StreamSpec {
+    pub(crate) folder: &'static str,
+    pub(crate) stream_name: &'static str,
+    pub(crate) rate: f64,
+    pub(crate) channels: &'static [Chan],
+    pub(crate) samples: usize,
+    pub(crate) first: i64,
+    pub(crate) seed: u64,
 }
 
-const BOARD: StreamSpec = StreamSpec {
+pub(crate) const BOARD: StreamSpec = StreamSpec {
     folder: "Acquisition_Board-100.Rhythm Data",
     stream_name: "Rhythm Data",
     rate: 30000.0,
@@ -82,7 +82,7 @@ const BOARD: StreamSpec = StreamSpec {
     first: 1_234_567,
     seed: 0x0e_0001,
 };
-const NEUROPIX: StreamSpec = StreamSpec {
+pub(crate) const NEUROPIX: StreamSpec = StreamSpec {
     folder: "Neuropix-PXI-100.ProbeA-AP",
     stream_name: "ProbeA-AP",
     rate: 30000.0,
@@ -120,7 +120,7 @@ fn oebin_entry(spec: &StreamSpec, trailing_slash: bool) -> serde_json::Value {
 }
 
 /// Writes a 0.6+ recording folder with `streams`; returns the folder.
-fn write_v06(dir: &Path, streams: &[&StreamSpec]) -> PathBuf {
+pub(crate) fn write_v06(dir: &Path, streams: &[&StreamSpec]) -> PathBuf {
     std::fs::create_dir_all(dir).expect("recording dir");
     let oebin = json!({
         "GUI version": "0.6.7",
