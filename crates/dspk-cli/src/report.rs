@@ -164,6 +164,7 @@ mod tests {
             gain,
             offset: 0.0,
             unit: SignalUnit::Microvolt,
+            kind: dspk_types::ChannelKind::Signal,
         };
         info.channels = vec![uv(0.5), uv(2.0), uv(0.5), uv(0.5), ChannelInfo::new("sync")];
         let groups = gain_groups(&info);

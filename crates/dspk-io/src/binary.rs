@@ -321,6 +321,7 @@ impl BinarySidecar {
                     gain: c.gain,
                     offset: c.offset,
                     unit: c.unit.clone(),
+                    kind: dspk_types::ChannelKind::Signal,
                 },
                 None => ChannelInfo::new(format!("ch{i}")),
             })

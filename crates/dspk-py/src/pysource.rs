@@ -210,6 +210,7 @@ pub(crate) fn from_python_source(
             gain: gains[i],
             offset: offsets[i],
             unit: unit_of(&unit),
+            kind: dspk_types::ChannelKind::Signal,
         };
     }
     let label = format!("Python recording {}", info.name);

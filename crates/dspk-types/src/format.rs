@@ -208,6 +208,17 @@ pub enum SignalUnit {
 }
 
 impl SignalUnit {
+    /// How many µV one of this unit is: 10⁶ for volts, 10³ for millivolts, 1 for microvolts;
+    /// `None` for a unit that is not a voltage.
+    pub fn microvolts_per_unit(&self) -> Option<f64> {
+        match self {
+            SignalUnit::Volt => Some(MICROVOLTS_PER_VOLT),
+            SignalUnit::Millivolt => Some(MICROVOLTS_PER_VOLT / 1e3),
+            SignalUnit::Microvolt => Some(1.0),
+            _ => None,
+        }
+    }
+
     /// The symbol (`µV`, `mV`, …; empty for dimensionless).
     pub fn symbol(&self) -> &str {
         match self {
@@ -232,6 +243,38 @@ impl fmt::Display for SignalUnit {
     }
 }
 
+/// What a channel's values are: a sampled signal, or bits the acquisition system packs into a
+/// channel of its own. The reader knows (SpikeGLX's `.meta` says which saved channels are its
+/// sync word and NI digital words); a face asks instead of guessing from names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelKind {
+    /// A sampled signal: an electrode, an analog input.
+    #[default]
+    Signal,
+    /// A sync word: the bits of the acquisition system's sync input (SpikeGLX imec's SY
+    /// channel). SpikeInterface and Neo read it as a stream of its own.
+    Sync,
+    /// Digital lines packed in a word (SpikeGLX's NI digital words, `XD…`).
+    Digital,
+}
+
+impl ChannelKind {
+    /// Its name, as in JSON: `signal`, `sync`, `digital`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ChannelKind::Signal => "signal",
+            ChannelKind::Sync => "sync",
+            ChannelKind::Digital => "digital",
+        }
+    }
+
+    /// Whether it is [`ChannelKind::Signal`].
+    pub fn is_signal(&self) -> bool {
+        *self == ChannelKind::Signal
+    }
+}
+
 /// One channel: its name and how stored values become physical ones
 /// (`value = stored * gain + offset`, in `unit`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -247,16 +290,20 @@ pub struct ChannelInfo {
     /// The unit of the scaled value.
     #[serde(default)]
     pub unit: SignalUnit,
+    /// Whether its values are a sampled signal or packed bits (sync, digital lines).
+    #[serde(default, skip_serializing_if = "ChannelKind::is_signal")]
+    pub kind: ChannelKind,
 }
 
 impl ChannelInfo {
-    /// A channel with gain 1, offset 0, dimensionless.
+    /// A signal channel with gain 1, offset 0, dimensionless.
     pub fn new(name: impl Into<String>) -> Self {
         Self {
             name: name.into(),
             gain: 1.0,
             offset: 0.0,
             unit: SignalUnit::Dimensionless,
+            kind: ChannelKind::Signal,
         }
     }
 }
@@ -382,5 +429,57 @@ impl RecordingInfo {
     /// Bytes of one stored frame (one sample of every channel).
     pub fn frame_bytes(&self) -> usize {
         self.channels.len() * self.format.bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn voltages_say_their_microvolts_per_unit() {
+        assert_eq!(SignalUnit::Volt.microvolts_per_unit(), Some(1_000_000.0));
+        assert_eq!(SignalUnit::Millivolt.microvolts_per_unit(), Some(1_000.0));
+        assert_eq!(SignalUnit::Microvolt.microvolts_per_unit(), Some(1.0));
+        for other in [
+            SignalUnit::Ampere,
+            SignalUnit::Microampere,
+            SignalUnit::Dimensionless,
+            SignalUnit::Other("mV/2".into()),
+        ] {
+            assert_eq!(other.microvolts_per_unit(), None, "{other}");
+        }
+    }
+
+    /// A signal channel's JSON is what it was before channels had a kind; a sync or digital
+    /// channel says so, and JSON without a kind reads as a signal.
+    #[test]
+    fn a_channel_kind_is_written_only_where_it_is_not_a_signal() {
+        let signal = ChannelInfo::new("AP0");
+        let sync = ChannelInfo {
+            kind: ChannelKind::Sync,
+            ..ChannelInfo::new("SY0")
+        };
+        let text = |c: &ChannelInfo| serde_json::to_string(c).expect("a channel serialises");
+        assert_eq!(
+            text(&signal),
+            r#"{"name":"AP0","gain":1.0,"offset":0.0,"unit":"dimensionless"}"#
+        );
+        assert_eq!(
+            text(&sync),
+            r#"{"name":"SY0","gain":1.0,"offset":0.0,"unit":"dimensionless","kind":"sync"}"#
+        );
+        let read = |t: &str| serde_json::from_str::<ChannelInfo>(t).expect("a channel parses");
+        assert_eq!(read(&text(&sync)), sync);
+        assert_eq!(read(r#"{"name":"AP0","gain":1.0}"#), signal);
+        assert_eq!(
+            read(r#"{"name":"XD0","gain":1.0,"kind":"digital"}"#).kind,
+            ChannelKind::Digital
+        );
+        assert!(!ChannelKind::Digital.is_signal() && ChannelKind::default().is_signal());
+        for kind in [ChannelKind::Signal, ChannelKind::Sync, ChannelKind::Digital] {
+            let json = serde_json::to_string(&kind).expect("a kind serialises");
+            assert_eq!(json, format!("\"{}\"", kind.name()));
+        }
     }
 }

@@ -26,10 +26,9 @@ impl Scaling {
             units: Vec::with_capacity(info.channel_count()),
         };
         for ch in &info.channels {
-            let (factor, unit) = match ch.unit {
-                SignalUnit::Volt => (1e6, SignalUnit::Microvolt),
-                SignalUnit::Millivolt => (1e3, SignalUnit::Microvolt),
-                ref other => (1.0, other.clone()),
+            let (factor, unit) = match ch.unit.microvolts_per_unit() {
+                Some(factor) => (factor, SignalUnit::Microvolt),
+                None => (1.0, ch.unit.clone()),
             };
             s.gains.push((f64::from(ch.gain) * factor) as f32);
             s.offsets.push((f64::from(ch.offset) * factor) as f32);
@@ -88,6 +87,7 @@ mod tests {
             gain: 0.5,
             offset: -0.25,
             unit: u,
+            kind: crate::ChannelKind::Signal,
         };
         info.channels = vec![
             unit(SignalUnit::Volt),

@@ -554,6 +554,7 @@ impl SyntheticRecording {
                 gain,
                 offset: config.offset_uv,
                 unit: SignalUnit::Microvolt,
+                kind: crate::ChannelKind::Signal,
             };
         }
         let list = |v: &[usize]| {

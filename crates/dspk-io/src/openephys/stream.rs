@@ -91,6 +91,7 @@ impl OpenEphysLayoutRead {
                 gain,
                 offset: 0.0,
                 unit: channel_unit(ch),
+                kind: dspk_types::ChannelKind::Signal,
             });
         }
         let frame = s.channel_count as u64 * 2;

@@ -1,6 +1,8 @@
 //! What each saved channel of a SpikeGLX stream carries, and its µV per count.
 
-use dspk_types::{ChannelInfo, DspResult, MICROVOLTS_PER_VOLT, SampleRate, SignalUnit};
+use dspk_types::{
+    ChannelInfo, ChannelKind, DspResult, MICROVOLTS_PER_VOLT, SampleRate, SignalUnit,
+};
 
 use super::meta::{ChanMap, MetaReader};
 use crate::raw::file_error;
@@ -179,7 +181,10 @@ pub(super) fn imec_channels(
             .name(k)
             .unwrap_or_else(|| format!("{prefix}{index}"));
         let info = if kind == SpikeGlxChannelKind::Sync {
-            ChannelInfo::new(name)
+            ChannelInfo {
+                kind: ChannelKind::Sync,
+                ..ChannelInfo::new(name)
+            }
         } else {
             let gain = match (&imro_gains, kind) {
                 (Some(t), _) => {
@@ -263,7 +268,10 @@ pub(super) fn nidq_channels(
             .name(k)
             .unwrap_or_else(|| format!("{prefix}{index}"));
         let info = match kind {
-            SpikeGlxChannelKind::Digital => ChannelInfo::new(name),
+            SpikeGlxChannelKind::Digital => ChannelInfo {
+                kind: ChannelKind::Digital,
+                ..ChannelInfo::new(name)
+            },
             SpikeGlxChannelKind::Mn => {
                 uv_channel(p, name, range_max, max_int, p.parse_required("niMNGain")?)?
             }
@@ -315,5 +323,6 @@ fn uv_channel(
         gain: uv_per_count,
         offset: 0.0,
         unit: SignalUnit::Microvolt,
+        kind: ChannelKind::Signal,
     })
 }

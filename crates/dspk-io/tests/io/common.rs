@@ -125,6 +125,7 @@ impl StoredSource {
                 gain: 0.25 + rng.unit_f64() as f32 * 3.0,
                 offset: (rng.unit_f64() as f32 - 0.5) * 100.0,
                 unit: SignalUnit::Microvolt,
+                kind: dspk_types::ChannelKind::Signal,
             };
         }
         info.start_time = "12.5".parse().expect("time");

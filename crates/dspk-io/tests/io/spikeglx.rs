@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use dspk_io::{SpikeGlxChannelKind, SpikeGlxRecording, SpikeGlxStream};
 use dspk_types::conformance::{SplitMix64, check_all};
 use dspk_types::{
-    DspError, MemoryOrder, RationalTime, RecordingSource, SampleFormat, SampleRate, SignalUnit,
+    ChannelKind, DspError, MemoryOrder, RationalTime, RecordingSource, SampleFormat, SampleRate,
+    SignalUnit,
 };
 
 use crate::common::{Scratch, write_text};
@@ -64,6 +65,10 @@ fn assert_scaled(rec: &SpikeGlxRecording, data: &[i16], gains: &[f32], ctx: &str
 
 fn names(rec: &SpikeGlxRecording) -> Vec<String> {
     rec.info().channels.iter().map(|c| c.name.clone()).collect()
+}
+
+fn kinds(rec: &SpikeGlxRecording) -> Vec<ChannelKind> {
+    rec.info().channels.iter().map(|c| c.kind).collect()
 }
 
 const NP1_AP_META: &str = "
@@ -125,6 +130,12 @@ fn np1_ap_stream_with_an_imro_table() {
     assert_eq!(rec.stream(), SpikeGlxStream::Imec);
     assert_eq!(rec.saved_channels(), [0, 1, 2, 3, 8]);
     assert_eq!(rec.channel_kinds()[4], SpikeGlxChannelKind::Sync);
+    // snsApLfSy=4,0,1 with channels 0:3,8 saved: acquisition channel 8 (after 4 AP and 4 LF)
+    // is the sync word, marked in the description every face reads.
+    assert_eq!(
+        kinds(&rec),
+        [[ChannelKind::Signal; 4].as_slice(), &[ChannelKind::Sync]].concat()
+    );
     assert!(rec.warnings().is_empty());
     // The stored values are the raw int16.
     let mut stored = vec![0u8; 2 * 10];
@@ -309,6 +320,11 @@ firstSample=250001
     assert_eq!(names(&rec), ["MN0", "MN1", "MA0", "XA0", "XA1", "XD0"]);
     assert_eq!(rec.stream(), SpikeGlxStream::Nidq);
     assert_eq!(rec.channel_kinds()[5], SpikeGlxChannelKind::Digital);
+    // snsMnMaXaDw=2,1,2,1: five analog channels, then one digital word.
+    assert_eq!(
+        kinds(&rec),
+        [[ChannelKind::Signal; 5].as_slice(), &[ChannelKind::Digital]].concat()
+    );
     assert_eq!(rec.info().channels[5].unit, SignalUnit::Dimensionless);
     let rate = SampleRate::from_ratio(25_000_123, 1_000).expect("rate");
     assert_eq!(rec.info().sample_rate, rate);

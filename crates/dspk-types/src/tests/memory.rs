@@ -80,6 +80,7 @@ fn reads_index_the_data_and_apply_gain_and_offset() {
             gain: 0.5 + c as f32,
             offset: -(c as f32) * 3.0,
             unit: SignalUnit::Microvolt,
+            kind: crate::ChannelKind::Signal,
         };
     }
     let rec = MemoryRecording::new(info, data.clone()).unwrap();
