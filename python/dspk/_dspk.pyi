@@ -50,6 +50,20 @@ class Recording:
     @property
     def units(self) -> list[str]: ...
     @property
+    def uv_per_unit(self) -> npt.NDArray[np.float64]:
+        """Per channel, how many µV one unit of its scaled values is (1e6 for ``V``, 1e3 for
+        ``mV``, 1 for ``µV``; NaN where the unit is not a voltage): ``gains * uv_per_unit`` are
+        the gains to µV."""
+    @property
+    def channel_kinds(self) -> list[str]:
+        """Per channel, what its values are, as the reader knows: ``"signal"``, ``"sync"``
+        (a sync word: SpikeGLX imec's SY channel) or ``"digital"`` (digital lines packed in a
+        word: SpikeGLX's NI digital words)."""
+    @property
+    def sync_channels(self) -> list[int]:
+        """The indices of the channels that carry no sampled signal (sync words and digital
+        lines; see :attr:`channel_kinds`), in order."""
+    @property
     def dtype(self) -> np.dtype[Any]: ...
     @property
     def order(self) -> str: ...
@@ -237,6 +251,7 @@ def synthetic(
     noisy: Optional[Sequence[int]] = None,
 ) -> Recording: ...
 def devices() -> list[dict[str, Any]]: ...
+def worker_device(worker: int, devices: Sequence[int]) -> tuple[Optional[int], str]: ...
 def scan(
     recording: Recording,
     *,

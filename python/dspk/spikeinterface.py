@@ -23,17 +23,12 @@ from . import _dspk
 
 __all__ = ["DspkRecording", "DspkRecordingSegment", "from_spikeinterface"]
 
-# How many µV one unit of a channel's scaled values is (SpikeInterface scales to µV).
-_MICROVOLTS_PER_UNIT = {"V": 1e6, "mV": 1e3, "µV": 1.0}
-
 
 def _neural_channels(rec: _dspk.Recording) -> list:
-    """The channels SpikeInterface's own SpikeGLX reader puts in an imec stream: all but the
-    sync channel (``SY…``), which Neo gives a stream of its own. Every channel of other files."""
-    names = rec.channel_names
-    if rec.format == "spikeglx" and rec.metadata.get("typeThis") == "imec":
-        return [i for i, n in enumerate(names) if not n.startswith("SY")]
-    return list(range(len(names)))
+    """The channels SpikeInterface's own readers put in a stream: all but a sync word (SpikeGLX
+    imec's SY channel, :attr:`dspk.Recording.channel_kinds` ``"sync"``), which Neo gives a
+    stream of its own; NI digital words stay, as in Neo's ``nidq`` stream."""
+    return [i for i, k in enumerate(rec.channel_kinds) if k != "sync"]
 
 
 class DspkRecordingSegment(BaseRecordingSegment):
@@ -100,9 +95,9 @@ class DspkRecording(BaseRecording):
             self.add_recording_segment(
                 DspkRecordingSegment(rec, channels, sampling_frequency, start, samples, float(t_start))
             )
-        units = rec.units
-        if all(units[c] in _MICROVOLTS_PER_UNIT for c in channels):
-            factor = np.array([_MICROVOLTS_PER_UNIT[units[c]] for c in channels])
+        # SpikeInterface scales to µV: set where every channel is in a voltage.
+        factor = rec.uv_per_unit[channels]
+        if not np.isnan(factor).any():
             self.set_channel_gains(rec.gains[channels].astype("float64") * factor)
             self.set_channel_offsets(rec.offsets[channels].astype("float64") * factor)
         self._gains_uv = self.get_channel_gains().astype("float32") if self.has_scaleable_traces() else None

@@ -152,3 +152,58 @@ def test_a_failing_reader_is_an_error_not_a_crash(runtime):
         dspk.scan(wrapped, runtime=runtime, progress=False)
     with pytest.raises(dspk.InvalidInputError, match="segment_index 3 does not exist"):
         dspk.from_spikeinterface(rec, segment_index=3)
+
+
+def neo_channels(folder):
+    """Neo's own channel table of a SpikeGLX folder (what ``read_spikeglx`` builds on)."""
+    from neo.rawio import SpikeGLXRawIO
+
+    raw = SpikeGLXRawIO(dirname=str(folder))
+    raw.parse_header()
+    return raw.header["signal_channels"]
+
+
+def test_sync_channels_and_uv_per_unit_are_neos(spikeglx):
+    """Which channels carry no signal and how many µV a unit is come from dspk's reader, and
+    equal Neo's reading of the same file: Neo puts the sync word in a stream of its own
+    (``imec0.ap-SYNC``) and states each channel's unit; the ``.meta`` counts one SY channel."""
+    neo = neo_channels(spikeglx.folder)
+    ours = dspk.open(spikeglx.bin)
+    names = ours.channel_names
+    sync = [names.index(c["name"]) for c in neo if c["stream_id"] == "imec0.ap-SYNC"]
+    sy_count = int(spikeglx.meta.read_text().split("snsApLfSy=")[1].split("\n")[0].split(",")[2])
+    assert ours.sync_channels == sync == list(range(385 - sy_count, 385))
+    assert ours.channel_kinds == ["sync" if c in sync else "signal" for c in range(385)]
+    uv_per = {"uV": 1.0, "µV": 1.0, "mV": 1e3, "V": 1e6}
+    signal = [c for c in neo if c["stream_id"] == "imec0.ap"]
+    factors = ours.uv_per_unit
+    assert factors.dtype == np.float64 and factors.shape == (385,)
+    np.testing.assert_array_equal(factors[: len(signal)], [uv_per[c["units"]] for c in signal])
+    assert np.isnan(factors[sync]).all(), "the sync word is not a voltage"
+    assert list(DspkRecording(spikeglx.bin).get_channel_ids()) == [c["name"] for c in signal]
+
+
+def test_ni_digital_words_are_sync_channels_kept_as_neo_keeps_them(tmp_path, rng):
+    """An NI-DAQ file: its digital word (``snsMnMaXaDw=2,1,2,1``: the sixth channel) carries no
+    signal, and stays in SpikeInterface's channels as in Neo's ``nidq`` stream."""
+    samples = 1000
+    frames = rng.integers(-2000, 2000, size=(samples, 6), dtype=np.int16)
+    path = tmp_path / "run_g0_t0.nidq.bin"
+    path.write_bytes(frames.astype("<i2").tobytes())
+    chan_map = "(2,1,2,1,1)(MN0;0:0)(MN1;1:1)(MA0;2:2)(XA0;3:3)(XA1;4:4)(XD0;5:5)"
+    meta = [
+        "typeThis=nidq", "niSampRate=25000", "niAiRangeMax=5", "niAiRangeMin=-5",
+        "niMaxInt=32768", "niMNGain=200", "niMAGain=2", "snsMnMaXaDw=2,1,2,1", "nSavedChans=6",
+        "snsSaveChanSubset=all", "firstSample=0", f"fileName={path}",
+        f"fileSizeBytes={frames.nbytes}", f"fileTimeSecs={samples / 25000}",
+        f"~snsChanMap={chan_map}",
+    ]
+    path.with_suffix(".meta").write_text("\n".join(meta) + "\n")
+    ours = dspk.open(path)
+    assert ours.sync_channels == [5]
+    assert ours.channel_kinds == ["signal"] * 5 + ["digital"]
+    np.testing.assert_array_equal(ours.uv_per_unit[:5], np.ones(5))
+    assert np.isnan(ours.uv_per_unit[5])
+    neo = neo_channels(tmp_path)
+    assert [c["name"] for c in neo if c["stream_id"] == "nidq"] == ours.channel_names
+    assert list(DspkRecording(path).get_channel_ids()) == ours.channel_names

@@ -177,6 +177,48 @@ impl Recording {
             .collect()
     }
 
+    /// Per channel, how many µV one unit of its scaled values is (`float64`: 10⁶ for volts,
+    /// 10³ for millivolts, 1 for microvolts; NaN where the unit is not a voltage):
+    /// `gains * uv_per_unit` are the gains to µV.
+    #[getter]
+    fn uv_per_unit<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let f: Vec<f64> = self
+            .source
+            .info()
+            .channels
+            .iter()
+            .map(|c| c.unit.microvolts_per_unit().unwrap_or(f64::NAN))
+            .collect();
+        PyArray1::from_vec(py, f)
+    }
+
+    /// Per channel, what its values are, as the reader knows: `"signal"`, `"sync"` (a sync
+    /// word: SpikeGLX imec's SY channel) or `"digital"` (digital lines packed in a word:
+    /// SpikeGLX's NI digital words).
+    #[getter]
+    fn channel_kinds(&self) -> Vec<&'static str> {
+        self.source
+            .info()
+            .channels
+            .iter()
+            .map(|c| c.kind.name())
+            .collect()
+    }
+
+    /// The indices of the channels that carry no sampled signal (sync words and digital
+    /// lines; see `channel_kinds`), in order.
+    #[getter]
+    fn sync_channels(&self) -> Vec<usize> {
+        self.source
+            .info()
+            .channels
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.kind.is_signal())
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     /// The NumPy dtype of the stored values (what `read_stored` returns).
     #[getter]
     fn dtype<'py>(&self, py: Python<'py>) -> Bound<'py, numpy::PyArrayDescr> {
