@@ -51,6 +51,7 @@ mod info;
 mod open;
 mod registry;
 mod teardown;
+mod worker;
 pub mod upload;
 
 pub use adapter::DeviceKind;
@@ -63,3 +64,6 @@ pub use info::{DeviceInfo, describe};
 pub use open::{ComputeTask, TargetExt, list_devices, open_device, open_second};
 pub use registry::open_devices;
 pub use teardown::{TEARDOWN_LIMIT, TRACE_ENV, shutdown_devices};
+pub use worker::{
+    SLURM_DEVICE_ENV, SlurmPlace, Worker, WorkerDevice, WorkerDeviceError, worker_device,
+};
