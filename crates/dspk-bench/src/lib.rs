@@ -366,11 +366,10 @@ pub fn measure(
                 })?;
             let totals = kernel.finish_deferred()?;
             if totals.iter().any(|t| t.count != sinfo.samples) {
-                return Err(dspk_types::DspError::config(format!(
+                return Err(DspError::config(format!(
                     "the {label} scan counted {} samples of a channel, not {}",
                     totals[0].count, sinfo.samples
-                ))
-                .into());
+                )));
             }
             passes.push((report.wall, report.setup));
         }
