@@ -1,17 +1,15 @@
 //! `dspk`: scan and convert extracellular recordings on a GPU (or any CubeCL runtime).
 
 mod bench;
+mod cluster;
 mod convert;
 mod devices;
 mod error;
-mod gather;
 mod info;
 mod input;
 mod output;
-mod plan;
 mod progress;
 mod report;
-mod run;
 mod scan;
 
 use std::path::PathBuf;
@@ -157,6 +155,11 @@ struct PlanArgs {
     /// Samples per window sent to the device
     #[arg(long, value_name = "N")]
     window_samples: Option<u64>,
+
+    /// Attach the probe geometry of FILE, a probeinterface JSON file, to every recording in
+    /// every job (as `dspk scan --probe` does)
+    #[arg(long, value_name = "FILE")]
+    probe: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -633,9 +636,9 @@ fn run(cli: Cli) -> CliResult<String> {
                 .with_segment(args.segment)?;
             convert::run(&ctx, input, &opts)
         }
-        Command::Plan(args) => plan::run(
+        Command::Plan(args) => cluster::plan::run(
             &ctx,
-            &plan::PlanOptions {
+            &cluster::plan::PlanOptions {
                 recordings: args.recordings,
                 out: args.out,
                 base: args.base,
@@ -643,28 +646,27 @@ fn run(cli: Cli) -> CliResult<String> {
                 synthetic: time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?,
                 stream: args.stream,
                 command: if args.convert {
-                    plan::JobCommand::Convert
+                    cluster::plan_file::JobCommand::Convert
                 } else {
-                    plan::JobCommand::Scan
+                    cluster::plan_file::JobCommand::Scan
                 },
-                options: plan::JobOptions {
-                    window_samples: args.window_samples,
-                    rate: args.rate,
-                    channels: args.channels,
-                    order: args.order,
-                },
+                window_samples: args.window_samples,
+                rate: args.rate,
+                channels: args.channels,
+                order: args.order,
+                probe: args.probe,
             },
         ),
-        Command::Run(args) => run::run(
+        Command::Run(args) => cluster::run::run(
             &ctx,
-            &run::RunOptions {
+            &cluster::run::RunOptions {
                 dir: args.dir,
                 job: args.job,
                 base: args.base,
                 force: args.force,
             },
         ),
-        Command::Gather(args) => gather::run(&ctx, &args.dir),
+        Command::Gather(args) => cluster::gather::run(&ctx, &args.dir),
         Command::Bench(args) => bench::run(
             &ctx,
             &bench::BenchOptions {

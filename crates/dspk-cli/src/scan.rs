@@ -1,24 +1,24 @@
 //! `dspk scan`, the main job: per-channel statistics on the device, dead and noisy channels
-//! flagged, a channel mask on request, throughput.
+//! flagged, a channel mask on request, throughput. The pass's outcome is dspk-stream's
+//! [`ScanReport`]; this module prints it.
 
 use std::fmt::Write as _;
+use std::ops::Range;
 
 use dspk_device::describe;
+use dspk_io::Origin;
 use dspk_stream::{
-    Classification, DecodeRoute, Flag, PassDevice, ScanJob, ScanOptions as StreamScan, ScanResult,
-    scan_each, scan_on,
+    ChannelFigures, DecodeRoute, PassDevice, Planted, ScanJob, ScanOptions as StreamScan,
+    ScanReport, ScanSubject, scan_each, scan_on,
 };
 use dspk_types::ComputeTarget;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
-use dspk_io::Origin;
-
 use crate::input::{Input, TIME_FLAGS, TimeOptions, window_option};
 use crate::progress::{Progress, Summed};
-use crate::report::{exact_seconds, index_list, seconds_text, unit_name};
+use crate::report::{exact_seconds, index_list, seconds_text};
 
 /// The options of `dspk scan` after parsing.
 #[derive(Debug, Clone, Default)]
@@ -33,25 +33,18 @@ pub(crate) struct ScanOptions {
     pub(crate) table: bool,
 }
 
-/// One channel's row of the table and the JSON.
-#[derive(Debug, Serialize)]
-struct ChannelRow<'a> {
-    index: usize,
-    name: &'a str,
-    unit: String,
-    count: u64,
-    min: f64,
-    max: f64,
-    mean: f64,
-    rms: f64,
-    std: f64,
-    flag: Option<&'static str>,
+/// A scan's options checked against its recording, before any device is opened.
+#[derive(Debug, Clone)]
+pub(crate) struct Checked {
+    range: Range<u64>,
+    window_samples: Option<u64>,
+    route: DecodeRoute,
 }
 
-/// Runs `dspk scan` on an open recording.
-pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<String> {
-    let info = input.info().clone();
-    let range = opts.time.range(&info, &input.label(), TIME_FLAGS)?;
+/// Checks `opts` against `input` (the range, the mask's path, the window, `DSPK_DECODE`) and
+/// prints the reader's warnings: what a scan does before it opens its devices.
+pub(crate) fn check(input: &Input, opts: &ScanOptions) -> CliResult<Checked> {
+    let range = opts.time.range(input.info(), &input.label(), TIME_FLAGS)?;
     if let Some(path) = &opts.mask {
         let flag = format!("--mask {}", path.display());
         dspk_io::refuse_overwrite(&input.files()?, "--mask", path)?;
@@ -64,16 +57,34 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let window_samples = window_option(opts.window_samples)?;
     let route = DecodeRoute::from_env()?;
     input.report_warnings();
-    let (target, devices, _prepared) = ctx.pass_devices()?;
-    let len = range.end - range.start;
-    let progress = Progress::bytes("scan", len.saturating_mul(info.frame_bytes() as u64));
+    Ok(Checked {
+        range,
+        window_samples,
+        route,
+    })
+}
+
+/// Scans `input` as `checked` says on `devices` of `target`, writes the mask where asked,
+/// and returns the report (`dspk run`'s scan jobs call this with the job's device).
+pub(crate) fn scan_checked(
+    input: &Input,
+    opts: &ScanOptions,
+    checked: &Checked,
+    target: ComputeTarget,
+    devices: &[PassDevice],
+) -> CliResult<ScanReport> {
+    let len = checked.range.end - checked.range.start;
+    let progress = Progress::bytes(
+        "scan",
+        len.saturating_mul(input.info().frame_bytes() as u64),
+    );
     let result = scan_on(
-        &devices,
+        devices,
         input.source.clone(),
         &StreamScan {
-            range: Some(range.clone()),
-            window_samples,
-            route,
+            range: Some(checked.range.clone()),
+            window_samples: checked.window_samples,
+            route: checked.route,
             progress: &progress,
             fill_threads: None,
         },
@@ -85,15 +96,55 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
         dspk_io::durable::write_file(path, text.as_bytes())
             .context(format!("--mask {}", path.display()))?;
     }
-    let placed = Placed {
+    Ok(ScanReport::new(
+        subject(input, opts),
+        input.info(),
+        &result,
         target,
-        devices: &devices,
-    };
+        devices,
+    )?)
+}
+
+/// Runs `dspk scan` on an open recording.
+pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<String> {
+    let checked = check(input, opts)?;
+    let (target, devices, _prepared) = ctx.pass_devices()?;
+    let report = scan_checked(input, opts, &checked, target, &devices)?;
     if ctx.json {
-        let value = json_of(input, opts, &placed, &result)?;
-        return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
+        return Ok(json_text(&report));
     }
-    text_of(input, opts, &placed, &result)
+    Ok(text_of(input, opts, &devices, &report))
+}
+
+/// A value as `--json` prints it.
+pub(crate) fn json_text(value: &impl Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("json values serialise") + "\n"
+}
+
+/// What a report says of `input` beyond its information.
+fn subject(input: &Input, opts: &ScanOptions) -> ScanSubject {
+    ScanSubject {
+        label: input.label(),
+        warnings: input.warnings.clone(),
+        planted: match &input.origin {
+            Origin::Synthetic { dead, noisy } => Some(Planted {
+                dead: dead.clone(),
+                noisy: noisy.clone(),
+            }),
+            _ => None,
+        },
+        mask_path: opts.mask.as_deref().map(|p| p.display().to_string()),
+    }
+}
+
+/// One recording's entry in the JSON of `dspk scan REC REC…`: its report, or its error.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Scanned {
+    /// The scan's report.
+    Report(Box<ScanReport>),
+    /// Why it failed (fields in alphabetical order, as the program has always printed them).
+    Failed { error: String, recording: String },
 }
 
 /// `dspk scan REC REC…`: every recording opened first (a bad one is reported before any
@@ -147,20 +198,26 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
     for ((input, _), result) in jobs.iter().zip(results) {
         match result {
             Ok(result) => {
-                let placed = Placed {
+                let report = ScanReport::new(
+                    subject(input, opts),
+                    input.info(),
+                    &result,
                     target,
-                    devices: &devices,
-                };
+                    &devices,
+                )?;
                 if ctx.json {
-                    values.push(json_of(input, opts, &placed, &result)?);
+                    values.push(Scanned::Report(Box::new(report)));
                 } else {
-                    texts.push(text_of(input, opts, &placed, &result)?);
+                    texts.push(text_of(input, opts, &devices, &report));
                 }
             }
             Err(e) => {
                 let e = CliError::from(e).context(input.label());
                 if ctx.json {
-                    values.push(json!({ "recording": input.label(), "error": e.to_string() }));
+                    values.push(Scanned::Failed {
+                        error: e.to_string(),
+                        recording: input.label(),
+                    });
                 } else {
                     texts.push(format!("scan of {}: error: {e}\n", input.label()));
                 }
@@ -169,7 +226,7 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
         }
     }
     let out = if ctx.json {
-        serde_json::to_string_pretty(&values).expect("json values serialise") + "\n"
+        json_text(&values)
     } else {
         texts.join("\n")
     };
@@ -186,182 +243,41 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
     }
 }
 
-/// Where a scan could run: the runtime and the devices chosen.
-struct Placed<'a> {
-    target: ComputeTarget,
-    devices: &'a [PassDevice],
-}
-
-impl Placed<'_> {
-    /// The devices `result` ran on (with several recordings, one of the chosen devices).
-    fn ran<'r>(&'r self, result: &ScanResult) -> Vec<&'r PassDevice> {
-        result
-            .devices
-            .iter()
-            .filter_map(|d| self.devices.iter().find(|p| p.label == d.label))
-            .collect()
-    }
-}
-
-/// The JSON of one scan.
-fn json_of(
-    input: &Input,
-    opts: &ScanOptions,
-    placed: &Placed<'_>,
-    result: &ScanResult,
-) -> CliResult<serde_json::Value> {
-    let figures = Figures::of(input, result)?;
-    let planted = match &input.origin {
-        Origin::Synthetic { dead, noisy } => json!({ "dead": dead, "noisy": noisy }),
-        _ => serde_json::Value::Null,
-    };
-    let info = input.info();
-    let (report, class, mask) = (&result.report, &result.classification, &result.mask);
-    let ran = placed.ran(result);
-    let device = describe(&ran.first().unwrap_or(&&placed.devices[0]).client);
-    let per_device: Vec<serde_json::Value> = result
-        .devices
-        .iter()
-        .map(|d| {
-            let wall = d.report.wall.as_secs_f64();
-            json!({
-                "device": d.label,
-                "windows": d.report.windows,
-                "stored_bytes": d.report.stored_bytes,
-                "wall_s": wall,
-                "setup_s": d.report.setup.as_secs_f64(),
-                "start_s": d.started_after.as_secs_f64(),
-                "throughput_mb_s": if wall > 0.0 { d.report.stored_bytes as f64 / 1e6 / wall } else { 0.0 },
-            })
-        })
-        .collect();
-    Ok(json!({
-        "recording": input.label(),
-        "warnings": input.warnings,
-        "name": info.name,
-        "runtime": placed.target,
-        "device": device.adapter_name,
-        "devices": per_device,
-        "channel_count": info.channel_count(),
-        "sample_rate": info.sample_rate,
-        "start_sample": result.range.start,
-        "end_sample": result.range.end,
-        "start": exact_seconds(figures.start_time),
-        "end": exact_seconds(figures.end_time),
-        "duration_s": figures.scanned.as_seconds_f64(),
-        "window_samples": result.window_samples,
-        "decode": report.route.name(),
-        "windows": report.windows,
-        "channels": rows_of(input, result),
-        "dead": result.dead(),
-        "noisy": result.noisy(),
-        "median_std": class.median_std,
-        "noisy_threshold": class.noisy_threshold,
-        "mask": mask,
-        "mask_path": opts.mask.as_deref().map(|p| p.display().to_string()),
-        "planted": planted,
-        "stored_bytes": report.stored_bytes,
-        "wall_s": figures.wall_s,
-        "throughput_mb_s": figures.throughput_mb_s,
-        "realtime_factor": figures.realtime_factor,
-    }))
-}
-
-/// The times and throughput of one scan.
-struct Figures {
-    wall_s: f64,
-    scanned: dspk_types::RationalTime,
-    throughput_mb_s: f64,
-    realtime_factor: f64,
-    start_time: dspk_types::RationalTime,
-    end_time: dspk_types::RationalTime,
-}
-
-impl Figures {
-    fn of(input: &Input, result: &ScanResult) -> CliResult<Self> {
-        let info = input.info();
-        let range = &result.range;
-        let wall_s = result.report.wall.as_secs_f64();
-        let scanned = info
-            .sample_rate
-            .duration_for_samples(range.end - range.start)?;
-        Ok(Self {
-            wall_s,
-            scanned,
-            throughput_mb_s: result.report.stored_bytes as f64 / 1e6 / wall_s,
-            realtime_factor: scanned.as_seconds_f64() / wall_s,
-            start_time: info.sample_rate.duration_for_samples(range.start)?,
-            end_time: info.sample_rate.duration_for_samples(range.end)?,
-        })
-    }
-}
-
-/// Every channel's row.
-fn rows_of<'a>(input: &'a Input, result: &ScanResult) -> Vec<ChannelRow<'a>> {
-    let info = input.info();
-    result
-        .stats
-        .iter()
-        .enumerate()
-        .map(|(i, s)| ChannelRow {
-            index: i,
-            name: &info.channels[i].name,
-            unit: unit_name(&result.scaling.units[i]),
-            count: s.count,
-            min: s.min,
-            max: s.max,
-            mean: s.mean(),
-            rms: s.rms(),
-            std: s.std(),
-            flag: result.classification.flags[i].map(Flag::name),
-        })
-        .collect()
-}
-
 /// The text of one scan.
 fn text_of(
     input: &Input,
     opts: &ScanOptions,
-    placed: &Placed<'_>,
-    result: &ScanResult,
-) -> CliResult<String> {
+    devices: &[PassDevice],
+    report: &ScanReport,
+) -> String {
     let info = input.info();
-    let channels = info.channel_count();
-    let range = result.range.clone();
-    let target = placed.target;
-    let (report, class, mask, scaling) = (
-        &result.report,
-        &result.classification,
-        &result.mask,
-        &result.scaling,
-    );
-    let window = result.window_samples;
-    let (dead, noisy) = (result.dead(), result.noisy());
-    let Figures {
-        wall_s,
-        scanned,
-        throughput_mb_s,
-        realtime_factor,
-        start_time,
-        end_time,
-    } = Figures::of(input, result)?;
+    let channels = report.channel_count;
+    let target = report.runtime;
+    let window = report.window_samples;
+    let (dead, noisy) = (&report.dead, &report.noisy);
     let mb = report.stored_bytes as f64 / 1e6;
-    let rows = rows_of(input, result);
+    let rows = &report.channels;
+    // The devices the scan ran on (with several recordings, one of the chosen devices).
+    let ran: Vec<&PassDevice> = report
+        .devices
+        .iter()
+        .filter_map(|d| devices.iter().find(|p| p.label == d.device))
+        .collect();
 
     let mut out = String::new();
     let _ = writeln!(
         out,
         "scan of {} ({}): {channels} channels at {}, {}, samples {}..{} ({} to {})",
-        input.label(),
-        info.name,
-        info.sample_rate,
+        report.recording,
+        report.name,
+        report.sample_rate,
         info.format.name(),
-        range.start,
-        range.end,
-        seconds_text(start_time),
-        seconds_text(end_time),
+        report.start_sample,
+        report.end_sample,
+        seconds_text(report.start),
+        seconds_text(report.end),
     );
-    if let [one] = placed.ran(result)[..] {
+    if let [one] = ran[..] {
         let device = describe(&one.client);
         let _ = writeln!(
             out,
@@ -372,58 +288,55 @@ fn text_of(
         let _ = writeln!(
             out,
             "on {} {target} devices, windows of {window} samples:",
-            result.devices.len()
+            report.devices.len()
         );
-        for d in &result.devices {
-            let wall = d.report.wall.as_secs_f64();
+        for d in &report.devices {
             let _ = writeln!(
                 out,
                 "  device {}: {} windows, {:.1} MB/s",
-                d.label,
-                d.report.windows,
-                if wall > 0.0 {
-                    d.report.stored_bytes as f64 / 1e6 / wall
-                } else {
-                    0.0
-                }
+                d.device, d.windows, d.throughput_mb_s
             );
         }
     }
-    let common = scaling.common_unit().map(unit_name);
+    let common = rows
+        .first()
+        .map(|r| r.unit.as_str())
+        .filter(|u| rows.iter().all(|r| r.unit == *u));
     if opts.table {
-        table(&mut out, &rows, common.as_deref());
+        table(&mut out, rows, common);
     }
-    let unit = common
-        .as_deref()
-        .map(|u| format!(" {u}"))
-        .unwrap_or_default();
-    let _ = writeln!(out, "dead:  {} ({} flat)", index_list(&dead), dead.len());
+    let unit = common.map(|u| format!(" {u}")).unwrap_or_default();
+    let _ = writeln!(out, "dead:  {} ({} flat)", index_list(dead), dead.len());
     let _ = writeln!(
         out,
         "noisy: {} ({} with std above {:.3}{unit}; median std {:.3}{unit})",
-        index_list(&noisy),
+        index_list(noisy),
         noisy.len(),
-        class.noisy_threshold,
-        class.median_std,
+        report.noisy_threshold,
+        report.median_std,
     );
     if !opts.table {
-        flagged_rows(&mut out, &rows, class);
+        flagged_rows(&mut out, rows, report.median_std);
     }
     if let Some(path) = &opts.mask {
         let _ = writeln!(
             out,
             "mask:  {} ({} of {channels} channels enabled)",
             path.display(),
-            mask.enabled_count()
+            report.mask.enabled_count()
         );
     }
+    let scanned = report
+        .sample_rate
+        .duration_for_samples(report.end_sample - report.start_sample)
+        .map_or_else(|_| format!("{}", report.duration_s), exact_seconds);
     let _ = writeln!(
         out,
-        "throughput: {mb:.2} MB ({} s of recording) in {wall_s:.3} s: {throughput_mb_s:.1} MB/s, \
-         {realtime_factor:.1}× real time",
-        exact_seconds(scanned),
+        "throughput: {mb:.2} MB ({scanned} s of recording) in {:.3} s: {:.1} MB/s, {:.1}× real \
+         time",
+        report.wall_s, report.throughput_mb_s, report.realtime_factor,
     );
-    Ok(out)
+    out
 }
 
 /// At most this many flagged channels are listed with their figures when the full table is not
@@ -432,10 +345,10 @@ const FLAGGED_SHOWN: usize = 24;
 
 /// The flagged channels, each with why (its std against the threshold), and a pointer to the
 /// full table.
-fn flagged_rows(out: &mut String, rows: &[ChannelRow<'_>], class: &Classification) {
-    let flagged: Vec<&ChannelRow<'_>> = rows.iter().filter(|r| r.flag.is_some()).collect();
+fn flagged_rows(out: &mut String, rows: &[ChannelFigures], median_std: f64) {
+    let flagged: Vec<&ChannelFigures> = rows.iter().filter(|r| r.flag.is_some()).collect();
     for r in flagged.iter().take(FLAGGED_SHOWN) {
-        let why = match r.flag {
+        let why = match r.flag.as_deref() {
             Some("dead") => format!(
                 "dead:  std {:.3} {} (flat: min {:.3}, max {:.3})",
                 r.std, r.unit, r.min, r.max
@@ -444,7 +357,7 @@ fn flagged_rows(out: &mut String, rows: &[ChannelRow<'_>], class: &Classificatio
                 "noisy: std {:.3} {} ({:.1}× the median)",
                 r.std,
                 r.unit,
-                r.std / class.median_std
+                r.std / median_std
             ),
         };
         let _ = writeln!(out, "  ch {:>4} {:<10} {why}", r.index, r.name);
@@ -459,7 +372,7 @@ fn flagged_rows(out: &mut String, rows: &[ChannelRow<'_>], class: &Classificatio
 }
 
 /// The per-channel table; flagged rows end in `<< DEAD` / `<< NOISY`.
-fn table(out: &mut String, rows: &[ChannelRow<'_>], common_unit: Option<&str>) {
+fn table(out: &mut String, rows: &[ChannelFigures], common_unit: Option<&str>) {
     let name_width = rows
         .iter()
         .map(|r| r.name.chars().count())
@@ -492,7 +405,7 @@ fn table(out: &mut String, rows: &[ChannelRow<'_>], common_unit: Option<&str>) {
         if common_unit.is_none() {
             let _ = write!(out, "  {}", r.unit);
         }
-        if let Some(flag) = r.flag {
+        if let Some(flag) = &r.flag {
             let _ = write!(out, "  << {}", flag.to_uppercase());
         }
         out.push('\n');

@@ -1,28 +1,69 @@
-//! `dspk gather DIR`: every job's result merged (`gathered.json`, and JSON or a table on
-//! stdout), with the jobs that failed or never ran, each with its error.
+//! `dspk gather DIR`: every job's record read back as a typed value and merged
+//! (`gathered.json`, and JSON or a table on stdout), with the jobs that failed or never ran,
+//! each with its error.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
+use super::plan_file::{Job, JobCommand, PLAN_FILE, Plan, failure_path, result_path};
+use super::record::{JobRecord, read_record, splice};
 use crate::Ctx;
 use crate::error::{CliError, CliResult};
-use crate::plan::{Job, Plan};
 use crate::report::index_list;
-use crate::run::{JobRecord, failure_path, read_record, result_path};
 
 /// The merged results in a plan's folder.
 pub(crate) const GATHERED_FILE: &str = "gathered.json";
 
 /// Where one job stands.
 enum Standing {
-    /// Its result, and the record's text.
-    Done(Box<JobRecord>, String),
+    /// Its result record.
+    Done(Box<JobRecord>),
     /// Its failure record.
     Failed(Box<JobRecord>),
     /// No record (never ran, still running, or killed); why, where there is a reason.
     Missing(Option<String>),
+}
+
+/// `gathered.json` but its `results` (every finished job's record, in job order, spliced in
+/// first as records are): the jobs that did not finish. Fields in alphabetical order, as the
+/// file has always had them.
+#[derive(Debug, Serialize)]
+struct Gathered<'a> {
+    /// What every job ran.
+    command: JobCommand,
+    /// Jobs finished.
+    done: usize,
+    /// Jobs that failed, each with its error.
+    failed: Vec<Unfinished<'a>>,
+    /// Jobs in the plan.
+    jobs: usize,
+    /// Jobs with no record.
+    missing: Vec<Unfinished<'a>>,
+    /// The plan's file.
+    plan: String,
+}
+
+/// A job with no result (fields in alphabetical order, as the file has always had them).
+#[derive(Debug, Serialize)]
+struct Unfinished<'a> {
+    /// Why.
+    error: Option<String>,
+    /// Where it failed (failed jobs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<&'a str>,
+    /// Its number.
+    job: usize,
+    /// Its part of the recording.
+    part: usize,
+    /// Its failure record (failed jobs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    record: Option<String>,
+    /// Its recording.
+    recording: &'a Option<String>,
+    /// Its stream.
+    stream: &'a Option<String>,
 }
 
 /// Runs `dspk gather`.
@@ -37,40 +78,49 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
     let mut failed = Vec::new();
     let mut missing = Vec::new();
     for (job, s) in &standings {
+        let unfinished = |error: Option<String>| Unfinished {
+            error,
+            host: None,
+            job: job.job,
+            part: job.part,
+            record: None,
+            recording: &job.recording,
+            stream: &job.stream,
+        };
         match s {
-            Standing::Done(_, raw) => results.push(raw.trim_end()),
-            Standing::Failed(record) => failed.push(json!({
-                "job": job.job,
-                "recording": job.recording,
-                "stream": job.stream,
-                "part": job.part,
-                "error": record.error,
-                "host": record.provenance.host,
-                "record": failure_path(dir, job.job).display().to_string(),
-            })),
-            Standing::Missing(why) => missing.push(json!({
-                "job": job.job,
-                "recording": job.recording,
-                "stream": job.stream,
-                "part": job.part,
-                "error": why.clone().unwrap_or_else(|| "never ran (or still running)".to_string()),
-            })),
+            Standing::Done(record) => results.push(record.as_ref()),
+            Standing::Failed(record) => failed.push(Unfinished {
+                host: Some(&record.provenance.host),
+                record: Some(failure_path(dir, job.job).display().to_string()),
+                ..unfinished(record.error.clone())
+            }),
+            Standing::Missing(why) => missing
+                .push(unfinished(Some(why.clone().unwrap_or_else(|| {
+                    "never ran (or still running)".to_string()
+                })))),
         }
     }
-    let merged = json!({
-        "plan": dir.join(crate::plan::PLAN_FILE).display().to_string(),
-        "command": plan.command,
-        "jobs": plan.jobs.len(),
-        "done": results.len(),
-        "failed": failed,
-        "missing": missing,
-    });
-    // The records' texts as the jobs wrote them (a parse and a print of a float may differ
-    // from it in the last digit).
-    let text = crate::run::splice(
+    let (failures, absent) = (failed.len(), missing.len());
+    let merged = Gathered {
+        done: results.len(),
+        command: plan.command,
+        failed,
+        jobs: plan.jobs.len(),
+        missing,
+        plan: dir.join(PLAN_FILE).display().to_string(),
+    };
+    let records: Vec<String> = results.iter().map(|r| r.to_text()).collect();
+    let text = splice(
         &serde_json::to_string_pretty(&merged).expect("json values serialise"),
         "results",
-        &format!("[{}]", results.join(",\n")),
+        &format!(
+            "[{}]",
+            records
+                .iter()
+                .map(|r| r.trim_end())
+                .collect::<Vec<_>>()
+                .join(",\n")
+        ),
     ) + "\n";
     dspk_io::durable::write_file(dir.join(GATHERED_FILE), text.as_bytes())?;
     let out = if ctx.json {
@@ -78,7 +128,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
     } else {
         table(&plan, &standings, &dir.join(GATHERED_FILE))
     };
-    let incomplete = failed.len() + missing.len();
+    let incomplete = failures + absent;
     if incomplete == 0 {
         return Ok(out);
     }
@@ -97,10 +147,8 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
         })
         .unwrap_or_default();
     Err(CliError::new(format!(
-        "{incomplete} of {} jobs have no result ({} failed, {} never ran): {first}",
+        "{incomplete} of {} jobs have no result ({failures} failed, {absent} never ran): {first}",
         plan.jobs.len(),
-        failed.len(),
-        missing.len()
     ))
     .with_output(out))
 }
@@ -108,12 +156,12 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
 /// A job's records: a result beats a failure record (a failure that a later run fixed).
 fn standing(dir: &Path, job: usize) -> Standing {
     match read_record(&result_path(dir, job)) {
-        Ok(Some((r, raw))) if r.result.is_some() => return Standing::Done(Box::new(r), raw),
+        Ok(Some(r)) if r.result.is_some() => return Standing::Done(Box::new(r)),
         Ok(_) => {}
         Err(e) => return Standing::Missing(Some(e.to_string())),
     }
     match read_record(&failure_path(dir, job)) {
-        Ok(Some((r, _))) => Standing::Failed(Box::new(r)),
+        Ok(Some(r)) => Standing::Failed(Box::new(r)),
         Ok(None) => Standing::Missing(None),
         Err(e) => Standing::Missing(Some(e.to_string())),
     }
@@ -147,27 +195,16 @@ fn table(plan: &Plan, standings: &[(&Job, Standing)], gathered: &Path) -> String
     for (job, s) in standings {
         let samples = format!("{}..{}", job.start_sample, job.end_sample);
         match s {
-            Standing::Done(r, _) => {
-                let result = r.result.as_ref().unwrap_or(&Value::Null);
-                let list = |key: &str| {
-                    result[key].as_array().map_or_else(
-                        || "-".to_string(),
-                        |a| {
-                            index_list(
-                                &a.iter()
-                                    .filter_map(|v| v.as_u64().map(|x| x as usize))
-                                    .collect::<Vec<_>>(),
-                            )
-                        },
-                    )
+            Standing::Done(r) => {
+                let (dead, noisy) = match r.result.as_ref().and_then(|r| r.flagged()) {
+                    Some((dead, noisy)) => (index_list(dead), index_list(noisy)),
+                    None => ("-".to_string(), "-".to_string()),
                 };
                 let _ = writeln!(
                     out,
-                    "{:>4}  {:<width$}  {samples:>21}  {:<16}  {:<16}  {:>8.3}  {}",
+                    "{:>4}  {:<width$}  {samples:>21}  {dead:<16}  {noisy:<16}  {:>8.3}  {}",
                     job.job,
                     job.label(),
-                    list("dead"),
-                    list("noisy"),
                     r.provenance.wall_s,
                     r.provenance.device.as_deref().unwrap_or("-"),
                 );

@@ -4,179 +4,16 @@
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use dspk_types::{MemoryOrder, TimeSpec};
 use serde_json::json;
 
+use super::plan_file::{
+    Job, JobCommand, JobOptions, PLAN_FILE, PLAN_FORMAT, Plan, RESULTS_DIR, SBATCH_FILE, Written,
+    result_files,
+};
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, RATE_FLAG, window_option};
-use dspk_types::{ChannelList, RateChoice, TimeSpec};
-
-/// The `format` of a plan file; a plan of another format is refused by name.
-pub(crate) const PLAN_FORMAT: &str = "dspk-plan/1";
-
-/// The plan's file in its folder.
-pub(crate) const PLAN_FILE: &str = "plan.json";
-
-/// The folder of result records in a plan's folder.
-pub(crate) const RESULTS_DIR: &str = "results";
-
-/// The folder of converted files in a plan's folder.
-pub(crate) const OUTPUTS_DIR: &str = "outputs";
-
-/// The job array script `dspk plan` writes beside the plan.
-pub(crate) const SBATCH_FILE: &str = "array.sbatch";
-
-/// What every job of a plan runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum JobCommand {
-    /// `dspk scan`: statistics, dead and noisy channels.
-    Scan,
-    /// `dspk convert`: float32 µV raw binary + sidecar, into the plan's `outputs/`.
-    Convert,
-}
-
-impl JobCommand {
-    /// `scan` or `convert`.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            JobCommand::Scan => "scan",
-            JobCommand::Convert => "convert",
-        }
-    }
-}
-
-/// The options every job of a plan shares, as written on `dspk plan`'s command line.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct JobOptions {
-    /// Samples per window (`--window-samples`).
-    pub(crate) window_samples: Option<u64>,
-    /// The rate to read recordings at (`--rate`), as written.
-    pub(crate) rate: Option<String>,
-    /// Convert only: the channels to keep (`--channels`), as written.
-    pub(crate) channels: Option<String>,
-    /// Convert only: `time-major` or `channel-major`.
-    pub(crate) order: Option<String>,
-}
-
-/// One job: a part of one recording (a segment, or a piece of one cut by `--chunk`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Job {
-    /// Its number, `0..jobs`: the `--job` of `dspk run` and the array index.
-    pub(crate) job: usize,
-    /// The recording's path relative to the plan's base, with `/` separators; `None` for the
-    /// built-in synthetic recording.
-    pub(crate) recording: Option<String>,
-    /// The Open Ephys stream read (by folder name), where the recording has several: a job
-    /// per stream.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) stream: Option<String>,
-    /// The built-in synthetic recording's length in samples, when that is the recording.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) synthetic_samples: Option<u64>,
-    /// Which part of the recording (of its stream) this is, from 0: its segments in order,
-    /// each cut into pieces by `--chunk` (plans before the field was renamed call it
-    /// `segment`).
-    #[serde(alias = "segment")]
-    pub(crate) part: usize,
-    /// How many parts the recording (its stream) is cut into.
-    #[serde(alias = "segments")]
-    pub(crate) parts: usize,
-    /// First sample of the part.
-    pub(crate) start_sample: u64,
-    /// One past its last sample.
-    pub(crate) end_sample: u64,
-    /// The bytes the job reads.
-    pub(crate) stored_bytes: u64,
-}
-
-impl Job {
-    /// `a/run.ap.bin [2/4]`, `oe/experiment1 stream ProbeA-AP [1/2]` or `built-in synthetic
-    /// recording [1/1]`.
-    pub(crate) fn label(&self) -> String {
-        format!(
-            "{}{} [{}/{}]",
-            self.recording
-                .as_deref()
-                .unwrap_or("built-in synthetic recording"),
-            self.stream
-                .as_deref()
-                .map_or_else(String::new, |s| format!(" stream {s}")),
-            self.part + 1,
-            self.parts
-        )
-    }
-}
-
-/// A plan: every job of a cluster run, and where its recordings are.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Plan {
-    /// [`PLAN_FORMAT`].
-    pub(crate) format: String,
-    /// The dspk that wrote it.
-    pub(crate) dspk_version: String,
-    /// The folder the recordings' paths are relative to (`dspk run --base` replaces it where
-    /// the data is mounted elsewhere).
-    pub(crate) base: PathBuf,
-    /// What every job runs.
-    pub(crate) command: JobCommand,
-    /// The options every job shares.
-    pub(crate) options: JobOptions,
-    /// The jobs, numbered from 0.
-    pub(crate) jobs: Vec<Job>,
-}
-
-impl Plan {
-    /// Reads `dir/plan.json`.
-    pub(crate) fn load(dir: &Path) -> CliResult<Self> {
-        let path = dir.join(PLAN_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            CliError::new(format!(
-                "{}: cannot read the plan ({e}): `dspk plan REC… --out {}` writes it",
-                path.display(),
-                dir.display()
-            ))
-        })?;
-        let plan: Plan = serde_json::from_str(&text)
-            .map_err(|e| CliError::new(format!("{}: not a dspk plan: {e}", path.display())))?;
-        if plan.format != PLAN_FORMAT {
-            return Err(CliError::new(format!(
-                "{}: a plan of format '{}', this dspk reads '{PLAN_FORMAT}'",
-                path.display(),
-                plan.format
-            )));
-        }
-        for (i, job) in plan.jobs.iter().enumerate() {
-            if job.job != i {
-                return Err(CliError::new(format!(
-                    "{}: job {i} is numbered {}: jobs are numbered 0, 1, 2… in order",
-                    path.display(),
-                    job.job
-                )));
-            }
-        }
-        Ok(plan)
-    }
-
-    /// The job numbered `n`.
-    pub(crate) fn job(&self, n: usize) -> CliResult<&Job> {
-        self.jobs.get(n).ok_or_else(|| {
-            CliError::new(format!(
-                "job {n} is not in the plan: it has {} jobs, 0 to {}",
-                self.jobs.len(),
-                self.jobs.len().saturating_sub(1)
-            ))
-        })
-    }
-
-    /// A recording's path on this machine: `base` (or the plan's base) joined with its
-    /// relative path.
-    pub(crate) fn recording_path(&self, job: &Job, base: Option<&Path>) -> Option<PathBuf> {
-        let base = base.unwrap_or(&self.base);
-        job.recording.as_ref().map(|rel| base.join(rel))
-    }
-}
 
 /// The options of `dspk plan` after parsing.
 #[derive(Debug, Clone)]
@@ -195,8 +32,16 @@ pub(crate) struct PlanOptions {
     pub(crate) stream: Option<String>,
     /// What the jobs run.
     pub(crate) command: JobCommand,
-    /// Their shared options.
-    pub(crate) options: JobOptions,
+    /// Samples per window (`--window-samples`).
+    pub(crate) window_samples: Option<u64>,
+    /// The rate to read recordings at (`--rate`), as written.
+    pub(crate) rate: Option<String>,
+    /// Convert only: the channels to keep (`--channels`), as written.
+    pub(crate) channels: Option<String>,
+    /// Convert only: `time-major` or `channel-major`.
+    pub(crate) order: Option<String>,
+    /// A probeinterface JSON to attach to every recording (`--probe`).
+    pub(crate) probe: Option<PathBuf>,
 }
 
 /// Runs `dspk plan`: opens every recording (a bad one is reported before anything is
@@ -213,21 +58,41 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             "--stream chooses Open Ephys streams; the built-in synthetic recording has none",
         ));
     }
-    window_option(opts.options.window_samples)?;
-    if let Some(channels) = &opts.options.channels {
-        ChannelList::parse(channels).context("--channels")?;
-    }
+    window_option(opts.window_samples)?;
+    let channels = opts
+        .channels
+        .as_deref()
+        .map(Written::parse)
+        .transpose()
+        .context("--channels")?;
     let rate = opts
-        .options
         .rate
-        .as_ref()
-        .map(|t| RateChoice::parse(t).context(RATE_FLAG))
-        .transpose()?;
+        .as_deref()
+        .map(Written::parse)
+        .transpose()
+        .context(RATE_FLAG)?;
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::new(format!("cannot read the current directory: {e}")))?;
     let base = absolute(&cwd, opts.base.as_deref().unwrap_or(Path::new(".")));
     let base = std::fs::canonicalize(&base)
         .map_err(|e| CliError::new(format!("--base {}: {e}", base.display())))?;
+    // The probe file as the jobs find it: relative to the base where it is inside it (so
+    // that `dspk run --base` moves it with the recordings), else absolute.
+    let probe = opts.probe.as_deref().map(|p| {
+        let full = absolute(&cwd, p);
+        relative_to(&base, &full).unwrap_or_else(|_| full.display().to_string())
+    });
+    let options = JobOptions {
+        window_samples: opts.window_samples,
+        rate,
+        channels,
+        order: opts.order.as_deref().map(|o| match o {
+            "channel-major" => MemoryOrder::ChannelMajor,
+            _ => MemoryOrder::TimeMajor,
+        }),
+        probe,
+    };
+    let rate = options.rate.as_ref().map(|r| *r.value());
     let mut jobs = Vec::new();
     let mut add = |recording: Option<String>,
                    stream: Option<String>,
@@ -286,12 +151,16 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             },
         };
         for stream in streams {
-            let input = Input::open(Some(path), None, stream.as_deref())?.with_rate(rate)?;
+            let input = Input::open(Some(path), None, stream.as_deref())?
+                .with_probe(opts.probe.as_deref())?
+                .with_rate(rate)?;
             add(Some(rel.clone()), stream, None, &input)?;
         }
     }
     if let Some(length) = opts.synthetic {
-        let input = Input::synthetic(Some(length))?.with_rate(rate)?;
+        let input = Input::synthetic(Some(length))?
+            .with_probe(opts.probe.as_deref())?
+            .with_rate(rate)?;
         let samples = input.info().samples;
         add(None, None, Some(samples), &input)?;
     }
@@ -300,7 +169,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         dspk_version: env!("CARGO_PKG_VERSION").to_string(),
         base,
         command: opts.command,
-        options: opts.options.clone(),
+        options,
         jobs,
     };
     write_plan(&opts.out, &plan)?;
@@ -384,7 +253,7 @@ fn write_plan(dir: &Path, plan: &Plan) -> CliResult<()> {
     if let Ok(old) = Plan::load(dir)
         && (old.jobs != plan.jobs || old.command != plan.command || old.options != plan.options)
     {
-        let results = crate::run::result_files(dir);
+        let results = result_files(dir);
         if results > 0 {
             return Err(CliError::new(format!(
                 "--out {}: holds another plan with {results} results: choose another folder \
