@@ -205,3 +205,52 @@ fn a_written_probe_reads_back_with_the_same_contacts() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(info_json(&dir, &["c.bin"])["probe"]["contacts"], raw);
 }
+
+#[test]
+fn a_planned_probe_reaches_every_job() {
+    let dir = fixtures("plan");
+    // A probe that does not fit is refused when planning, before anything is written.
+    let out = dspk_in(
+        &dir,
+        &["plan", "r5.bin", "--probe", "probe.json", "--out", "bad"],
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--probe") && err.contains("too few contacts"),
+        "{err}"
+    );
+    assert!(!dir.join("bad").exists());
+
+    let out = dspk_in(
+        &dir,
+        &[
+            "plan",
+            "r4.bin",
+            "--convert",
+            "--chunk",
+            "600smp",
+            "--probe",
+            "probe.json",
+            "--out",
+            "jobs",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let plan: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("jobs/plan.json")).unwrap()).unwrap();
+    // Relative to the plan's base (here the current folder), as the recordings are.
+    assert_eq!(plan["options"]["probe"], "probe.json", "{plan}");
+    let want = info_json(&dir, &["r4.bin", "--probe", "probe.json"])["probe"]["contacts"].clone();
+    assert!(want["channels"].is_array(), "{want}");
+    for job in ["0", "1"] {
+        let out = dspk_in(&dir, &["run", "jobs", "--job", job]);
+        assert!(out.status.success(), "job {job}: {}", text(&out.stderr));
+        let written = format!("jobs/outputs/job-{job}.bin");
+        assert_eq!(
+            info_json(&dir, &[written.as_str()])["probe"]["contacts"],
+            want,
+            "job {job}"
+        );
+    }
+}
