@@ -65,11 +65,14 @@ class Outcome:
 
 
 def _worker_device(devices: Optional[Sequence[int]]) -> Optional[int]:
-    """The device this worker process uses: ``devices[k % len(devices)]`` for worker ``k``,
+    """The device this worker process uses: ``devices[k % len(devices)]`` for worker ``k``
+    (dspk's one choice of a worker's device, the one ``dspk run`` makes for a Slurm task),
     else the runtime's default (``None``)."""
     if not devices:
         return None
     from distributed import get_worker
+
+    from ._dspk import worker_device
 
     name = get_worker().name
     if isinstance(name, int):
@@ -77,7 +80,8 @@ def _worker_device(devices: Optional[Sequence[int]]) -> Optional[int]:
     else:
         digits = str(name).rsplit("-", 1)[-1]
         k = int(digits) if digits.isdigit() else 0
-    return list(devices)[k % len(devices)]
+    device, _why = worker_device(k, list(devices))
+    return device
 
 
 def _where() -> str:

@@ -37,6 +37,7 @@ mod results;
 mod stored;
 mod time;
 mod windows;
+mod worker;
 
 /// The native module `dspk._dspk`.
 #[pymodule]
@@ -56,6 +57,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::scan, m)?)?;
     m.add_function(wrap_pyfunction!(device::convert, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
+    m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
