@@ -28,11 +28,17 @@ fn records_read_back_typed_and_print_byte_for_byte() {
     std::fs::write(&path, SCAN_RECORD).unwrap();
     let record = read_record(&path).unwrap().unwrap();
     let Some(JobResult::Scan(report)) = &record.result else {
-        panic!("a scan record's result is a scan report: {:?}", record.result);
+        panic!(
+            "a scan record's result is a scan report: {:?}",
+            record.result
+        );
     };
     assert_eq!(report.channels[1].std, 34.40178956100976);
     assert_eq!((report.start_sample, report.end_sample), (0, 600));
-    assert_eq!(record.result.as_ref().unwrap().flagged(), Some((&[][..], &[][..])));
+    assert_eq!(
+        record.result.as_ref().unwrap().flagged(),
+        Some((&[][..], &[][..]))
+    );
     // Every figure prints to its last digit as the job wrote it.
     assert_eq!(record.to_text(), SCAN_RECORD);
 
@@ -53,7 +59,10 @@ fn records_read_back_typed_and_print_byte_for_byte() {
     assert!(e.contains("format 'dspk-result/9'"), "{e}");
     std::fs::write(&path, SCAN_RECORD.replace("\"channel_count\": 2,", "")).unwrap();
     let e = read_record(&path).unwrap_err().to_string();
-    assert!(e.contains("not a dspk result record") && e.contains("channel_count"), "{e}");
+    assert!(
+        e.contains("not a dspk result record") && e.contains("channel_count"),
+        "{e}"
+    );
     assert!(read_record(&dir.join("none.json")).unwrap().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
