@@ -136,11 +136,12 @@ impl SpikeGlxLayout {
             ));
         }
         let probe = match stream {
-            SpikeGlxStream::Imec => crate::neuropixels::spikeglx_probe(&meta, &readout)
-                .unwrap_or_else(|e| {
+            SpikeGlxStream::Imec => {
+                super::probe::spikeglx_probe(&meta, &readout).unwrap_or_else(|e| {
                     warnings.push(format!("{}: no probe geometry: {e}", meta_path.display()));
                     None
-                }),
+                })
+            }
             SpikeGlxStream::Nidq => None,
         };
         let first_sample: u64 = match meta.get("firstSample") {

@@ -20,19 +20,20 @@
 //! - `imSampRate`/`niSampRate` are read as exact decimals; `firstSample / rate` is the start
 //!   time; `fileSizeBytes` must equal the `.bin`'s size.
 //! - Probe geometry (imec): from `~imroTbl` and the embedded Neuropixels catalogue, checked
-//!   against `~snsShankMap` / `~snsGeomMap` (the `neuropixels` module's rules); the sync channel
+//!   against `~snsShankMap` / `~snsGeomMap` (`probe.rs`, on the `neuropixels` module's grid); the sync channel
 //!   has no contact. A `.meta` whose geometry cannot be had still opens, without a probe and
 //!   with a warning saying why.
 //!
 //! One concept per file, each using only the ones before it: `meta.rs` (the `.meta`'s entries
 //! and the typed reads of its keys and tables: `~snsChanMap`, `~imroTbl`, `snsSaveChanSubset`),
 //! `channels.rs` (stream and channel kinds, the probe-type and max-int tables, each saved
-//! channel's name and µV per count), `layout.rs` (a file's description from its `.meta` and
+//! channel's name and µV per count), `probe.rs` (the imec probe from `~imroTbl`), `layout.rs` (a file's description from its `.meta` and
 //! size, with the file-level checks), `recording.rs` (the memory-mapped [`SpikeGlxRecording`]).
 
 mod channels;
 mod layout;
 mod meta;
+mod probe;
 mod recording;
 
 pub use channels::{SpikeGlxChannelKind, SpikeGlxStream};
