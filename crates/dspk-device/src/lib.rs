@@ -51,8 +51,8 @@ mod info;
 mod open;
 mod registry;
 mod teardown;
-mod worker;
 pub mod upload;
+mod worker;
 
 pub use adapter::DeviceKind;
 pub use catalog::{Catalog, ChosenDevice, DEVICES_ENV, DeviceChoice, ListedDevice, RuntimeEntry};
