@@ -143,6 +143,9 @@ pub enum DspError {
     /// A probe that cannot be, or a question its geometry cannot answer.
     #[error("probe geometry: {0}")]
     Probe(#[from] crate::ProbeError),
+    /// A preprocessing pipeline that cannot be read or cannot run on its recording.
+    #[error(transparent)]
+    Pipeline(#[from] crate::PipelineError),
 }
 
 fn io_message(message: &str, path: &Option<PathBuf>) -> String {

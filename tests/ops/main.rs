@@ -1,0 +1,9 @@
+//! The preprocessing stages of `dspk-ops` on every runtime: each stage against its `f64` host
+//! reference, and the chain's output the same bits for any windows and devices.
+
+mod filter;
+mod interpolate;
+mod reference;
+mod scale;
+mod shift;
+mod whiten;
