@@ -1,7 +1,9 @@
 //! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
 
+use std::collections::BTreeSet;
 use std::env;
 use std::ffi::OsString;
+use std::process::Command;
 
 use crate::Error;
 use crate::backends::Runtime;
@@ -36,12 +38,19 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     begin("formatting");
     Cmd::cargo(ws).args(["fmt", "--all", "--check"]).run()?;
 
+    // The lints, the feature combinations and the docs are checked in the `ci` profile too:
+    // check-mode metadata is never what the tests link, but the build scripts and proc macros
+    // (syn, bindgen, cubecl-macros, serde_derive… and the scripts' runs) are the same units the
+    // tests' build needs, so they compile once instead of once more at the dev profile's
+    // opt-level 2.
     begin("lints");
     Cmd::cargo(ws)
         .args([
             "clippy",
             "--workspace",
             "--all-targets",
+            "--profile",
+            CI_PROFILE,
             "--",
             "-D",
             "warnings",
@@ -53,28 +62,42 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     // cpu are not among them: CubeCL 0.11 downloads an LLVM bundle to build those runtimes,
     // which this workplace cannot reach (`cargo xtask test-backends` reports them). wgpu alone
     // is also the default build the lints compiled; it is named here so that a change of the
-    // defaults cannot drop it.
+    // defaults cannot drop it, and checked again only where it resolves otherwise than the
+    // default build (the lints' check would be repeated to the last unit: only the name
+    // `default` in the crates' feature lists differs).
     begin("feature combinations (no runtime; each runtime that builds here)");
+    let default_build = resolved_features(ws, &[])?;
     for features in feature_combinations() {
+        let mut args = vec!["--no-default-features"];
+        args.extend(&features);
+        if !features.is_empty() && resolved_features(ws, &args)? == default_build {
+            eprintln!(
+                "`{}` resolves exactly as the default build the lints checked \
+                 (cargo tree, every crate's features but `default`): not checked twice",
+                args.join(" ")
+            );
+            continue;
+        }
         Cmd::cargo(ws)
             .args([
                 "check",
                 "--workspace",
                 "--all-targets",
-                "--no-default-features",
+                "--profile",
+                CI_PROFILE,
             ])
-            .args(features)
+            .args(args)
             .run()?;
     }
 
     begin("docs");
     Cmd::cargo(ws)
-        .args(["doc", "--workspace", "--no-deps"])
+        .args(["doc", "--workspace", "--no-deps", "--profile", CI_PROFILE])
         .env("RUSTDOCFLAGS", rustdocflags_denying_warnings())
         .run()?;
 
-    // CI machines' disks are small and shared: what the lints and docs compiled is not read
-    // again (every later build is in the `ci` profile), so CI frees it for those builds.
+    // CI machines' disks are small and shared: the check-mode metadata the lints and docs
+    // compiled is not read again (the later builds compile code), so CI frees it for them.
     if in_ci() {
         eprintln!(
             "{}",
@@ -100,8 +123,9 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     }
 
     // In the `ci` profile (Cargo.toml): release code with overflow checks and debug assertions
-    // in the workspace's crates. The main job and the wheel are built in it too, so CubeCL and
-    // wgpu compile twice in all (checked for lints and docs, optimised once).
+    // in the workspace's crates. The main job and the wheel are built in it too, with the same
+    // features (dspk-cli's and dspk-py's manifests say how), so CubeCL and wgpu compile twice in
+    // all (checked for lints and docs, optimised once) and the main job compiles nothing.
     begin("tests");
     Cmd::cargo(ws)
         .args(["test", "--workspace", "--profile", CI_PROFILE])
@@ -146,6 +170,45 @@ fn feature_combinations() -> Vec<Vec<&'static str>> {
                 .map(|runtime| vec!["--features", runtime.name()]),
         )
         .collect()
+}
+
+/// Every package of the workspace build `cargo check --workspace --all-targets <args>` makes,
+/// with its features less `default` (a name that turns on others, compiling nothing itself),
+/// as `cargo tree` resolves them: equal sets check the same code.
+fn resolved_features(ws: &Workspace, args: &[&str]) -> Result<BTreeSet<String>, Error> {
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(&ws.root)
+        .args([
+            "tree",
+            "--workspace",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}|{f}",
+        ])
+        .args(args)
+        .output()
+        .map_err(|e| Error::Failed(format!("cannot run cargo tree: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Failed(format!(
+            "cargo tree {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_once('|'))
+        .map(|(package, features)| {
+            let features: Vec<&str> = features
+                .split([' ', ','])
+                .take_while(|f| !f.starts_with('('))
+                .filter(|f| !f.is_empty() && *f != "default")
+                .collect();
+            format!("{package}|{}", features.join(","))
+        })
+        .collect())
 }
 
 /// `DSPK_TEST_RUNTIMES` as given, else `wgpu`: CI's runtime, required wherever `ci` runs, so

@@ -47,18 +47,33 @@ pub fn report(ws: &Workspace) -> String {
     )
 }
 
-/// Removes what `cargo clippy` and `cargo doc` compiled into the dev profile (`target/debug`:
-/// metadata, build scripts, fingerprints), which no later step of `ci` reads: the tests, the
-/// main job and the wheel are built in the `ci` profile (`target/ci`). The running xtask binary (`target/debug/xtask`)
-/// stays. Returns the bytes removed.
+/// Removes what `cargo clippy`, `cargo check` and `cargo doc` compiled that no later step of
+/// `ci` reads: check-mode metadata (a `.rmeta` with no `.rlib` beside it) in the `ci` profile
+/// they now share with the tests, whose build scripts and proc macros stay; and the dev profile's
+/// output (`target/debug`) of runs before they did. The running xtask binary
+/// (`target/debug/xtask`) stays. Returns the bytes removed.
 pub fn drop_lint_build(ws: &Workspace) -> u64 {
-    let debug = ws.target_dir.join("debug");
     let mut freed = 0;
+    let debug = ws.target_dir.join("debug");
     for dir in ["deps", "build", ".fingerprint", "incremental", "examples"] {
         let path = debug.join(dir);
         let size = size_of(&path);
         if std::fs::remove_dir_all(&path).is_ok() {
             freed += size;
+        }
+    }
+    let deps = ws.target_dir.join(crate::ci::CI_PROFILE).join("deps");
+    let Ok(entries) = std::fs::read_dir(&deps) else {
+        return freed;
+    };
+    for path in entries.flatten().map(|e| e.path()) {
+        let check_only =
+            path.extension().is_some_and(|e| e == "rmeta") && !path.with_extension("rlib").exists();
+        if check_only {
+            let size = size_of(&path);
+            if std::fs::remove_file(&path).is_ok() {
+                freed += size;
+            }
         }
     }
     freed
@@ -83,7 +98,7 @@ fn size_of(path: &Path) -> u64 {
 /// `freed` bytes, for the log.
 pub fn freed_line(freed: u64) -> String {
     format!(
-        "removed the lint and doc build's dev-profile output (target/debug): {} freed",
+        "removed the lint, check and doc builds' metadata: {} freed",
         gigabytes(freed)
     )
 }
@@ -113,12 +128,25 @@ mod tests {
         std::fs::write(debug.join("build/c"), vec![0u8; 7]).unwrap();
         std::fs::write(debug.join("xtask"), vec![0u8; 5]).unwrap();
         assert_eq!(size_of(&debug), 1036);
+        let ci = root.join("target/ci/deps");
+        std::fs::create_dir_all(&ci).unwrap();
+        std::fs::write(ci.join("libchecked-1.rmeta"), vec![0u8; 300]).unwrap();
+        std::fs::write(ci.join("libbuilt-2.rmeta"), vec![0u8; 40]).unwrap();
+        std::fs::write(ci.join("libbuilt-2.rlib"), vec![0u8; 50]).unwrap();
+        std::fs::write(ci.join("libmacro-3.so"), vec![0u8; 60]).unwrap();
         let ws = Workspace {
             root: root.clone(),
             target_dir: root.join("target"),
         };
-        assert_eq!(drop_lint_build(&ws), 1031);
+        assert_eq!(drop_lint_build(&ws), 1031 + 300);
         assert!(!debug.join("deps").exists() && !debug.join("build").exists());
+        assert!(!ci.join("libchecked-1.rmeta").exists());
+        assert!(
+            ["libbuilt-2.rmeta", "libbuilt-2.rlib", "libmacro-3.so"]
+                .iter()
+                .all(|f| ci.join(f).exists()),
+            "what a build compiled stays"
+        );
         assert!(
             debug.join("xtask").exists(),
             "the running xtask binary stays"

@@ -31,12 +31,13 @@ COMMANDS:
                         is made where it has no maturin: python3 -m venv, pip install maturin
                         and the test packages
                       cargo fmt --all --check
-                      cargo clippy --workspace --all-targets -- -D warnings
-                      cargo check --workspace --all-targets --no-default-features
-                      cargo check --workspace --all-targets --no-default-features
+                      cargo clippy --workspace --all-targets --profile ci -- -D warnings
+                      cargo check --workspace --all-targets --profile ci --no-default-features
+                      cargo check --workspace --all-targets --profile ci --no-default-features
                         --features wgpu   (each runtime that builds here: cuda, hip and cpu
-                        need CubeCL's downloaded LLVM bundle, see NOTES)
-                      RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps
+                        need CubeCL's downloaded LLVM bundle, see NOTES; skipped where cargo
+                        tree resolves it as the default build the lints checked)
+                      RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --profile ci
                       cargo deny check licenses bans sources   (skipped if not installed)
                       cargo test --workspace --profile ci   (DSPK_TEST_RUNTIMES=wgpu unless
                                                 DSPK_TEST_RUNTIMES is set)
