@@ -3,7 +3,7 @@
 
 use cubecl::client::Client;
 use dspk_device::{Catalog, DEVICES_ENV, DeviceChoice, TargetExt, describe};
-use dspk_stream::{PassDevice, Prepared, prepare};
+use dspk_stream::{PassDevice, Prepared, open_pass_devices, prepare};
 use dspk_types::{ComputeTarget, RUNTIME_ENV};
 
 use crate::error::{CliError, CliResult, Context as _};
@@ -83,17 +83,8 @@ impl Ctx {
         let runtime = (self.runtime.is_some() || std::env::var_os(RUNTIME_ENV).is_some())
             .then(|| self.target())
             .transpose()?;
-        let mut prepared = Vec::new();
-        let chosen = Catalog::list()
-            .open_each(&choice, runtime, |d| prepared.push(prepare(&d.client)))
-            .context(flag)?;
-        let devices = chosen
-            .into_iter()
-            .map(|c| PassDevice {
-                client: c.client,
-                label: c.label,
-            })
-            .collect();
+        let (devices, prepared) =
+            open_pass_devices(&Catalog::list(), &choice, runtime).context(flag)?;
         Ok(Some((devices, prepared)))
     }
 

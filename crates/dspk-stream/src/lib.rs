@@ -101,7 +101,7 @@ pub use convert::{ConvertOptions, Converted, convert};
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};
-pub use prepare::{Prepared, is_prepared, prepare};
+pub use prepare::{Prepared, is_prepared, open_pass_devices, prepare};
 pub use report::{ChannelFigures, DeviceFigures, Planted, ScanReport, ScanSubject};
 pub use route::{DECODE_ENV, DecodeRoute};
 pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};

@@ -5,9 +5,11 @@ use std::thread::JoinHandle;
 
 use cubecl::client::Client;
 use dspk_device::upload::staging_kernel_kept;
+use dspk_device::{Catalog, DeviceChoice};
 use dspk_kernels::{STAGED_DECODE_ENTRY, STAGED_DECODE_WGSL};
-use dspk_types::{DspError, DspResult};
+use dspk_types::{ComputeTarget, DspError, DspResult};
 
+use crate::multi::PassDevice;
 use crate::staged::compile_decode_in_staging;
 
 /// Starts compiling, on a thread of its own, the kernel a pass on `client`'s device compiles
@@ -78,4 +80,28 @@ impl Drop for Prepared {
             let _ = thread.join();
         }
     }
+}
+
+/// Opens the devices `choice` names in `catalog` (only `runtime`'s where given), as
+/// [`PassDevice`]s, each device's pass kernels compiling from the moment it opens (while the
+/// next one opens): what the program's `--devices` and a scheduler job's device both open.
+/// Keep the [`Prepared`] until the pass is done.
+///
+/// # Errors
+/// What [`Catalog::open_each`] returns: a choice naming no device, or one that fails to open.
+pub fn open_pass_devices(
+    catalog: &Catalog,
+    choice: &DeviceChoice,
+    runtime: Option<ComputeTarget>,
+) -> DspResult<(Vec<PassDevice>, Vec<Prepared>)> {
+    let mut prepared = Vec::new();
+    let devices = catalog
+        .open_each(choice, runtime, |d| prepared.push(prepare(&d.client)))?
+        .into_iter()
+        .map(|c| PassDevice {
+            client: c.client,
+            label: c.label,
+        })
+        .collect();
+    Ok((devices, prepared))
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use dspk_device::{Catalog, DeviceChoice, DeviceKind, SlurmPlace, Worker, worker_device};
-use dspk_stream::{PassDevice, Prepared, prepare};
+use dspk_stream::{PassDevice, Prepared, open_pass_devices};
 use dspk_types::{ComputeTarget, MemoryOrder, TimeSpec};
 use serde_json::{Value, json};
 
@@ -392,19 +392,9 @@ impl JobDevice {
         let Some((catalog, index, target)) = self.chosen else {
             return ctx.pass_devices();
         };
-        let mut prepared = Vec::new();
-        let chosen = catalog
-            .open_each(&DeviceChoice::Listed(vec![index]), Some(target), |d| {
-                prepared.push(prepare(&d.client));
-            })
-            .context(self.reason)?;
-        let devices = chosen
-            .into_iter()
-            .map(|c| PassDevice {
-                client: c.client,
-                label: c.label,
-            })
-            .collect();
+        let (devices, prepared) =
+            open_pass_devices(&catalog, &DeviceChoice::Listed(vec![index]), Some(target))
+                .context(self.reason)?;
         Ok((target, devices, prepared))
     }
 }
