@@ -3,10 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use cubecl::client::Client;
 use dspk_device::describe;
 use dspk_io::BinarySink;
 use dspk_stream::DecodeRoute;
-use dspk_types::{ChannelList, ChannelMapFile, MemoryOrder, Selection, SelectionPart};
+use dspk_types::{
+    ChannelList, ChannelMapFile, ComputeTarget, MemoryOrder, Selection, SelectionPart,
+};
 use serde_json::json;
 
 use crate::Ctx;
@@ -32,9 +35,20 @@ pub(crate) struct ConvertOptions {
     pub(crate) window_samples: Option<u64>,
 }
 
-/// Runs `dspk convert`.
+/// Runs `dspk convert` on the runtime's default device.
 pub(crate) fn run(ctx: &Ctx, input: Input, opts: &ConvertOptions) -> CliResult<String> {
-    let target = ctx.target()?;
+    run_on(ctx, input, opts, || ctx.client())
+}
+
+/// Runs `dspk convert` on the device `open` opens (once the arguments are checked): a
+/// scheduler job's own device.
+pub(crate) fn run_on(
+    ctx: &Ctx,
+    input: Input,
+    opts: &ConvertOptions,
+    open: impl FnOnce() -> CliResult<(ComputeTarget, Client)>,
+) -> CliResult<String> {
+    ctx.target()?;
     check_outputs(&input, opts)?;
     input.report_warnings();
     let map = opts
@@ -67,7 +81,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &ConvertOptions) -> CliResult<S
         window_samples: window_option(opts.window_samples)?,
         route: DecodeRoute::from_env()?,
     };
-    let (_, client) = ctx.client()?;
+    let (target, client) = open()?;
     let device = describe(&client);
     let stored = source
         .info()

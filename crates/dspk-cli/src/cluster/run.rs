@@ -313,7 +313,16 @@ fn run_job(
                 runtime: ctx.runtime.clone(),
                 devices: ctx.devices.clone(),
             };
-            let text = convert::run(&job_ctx, input, &opts)?;
+            // On the job's device, as scan jobs are.
+            let text = convert::run_on(&job_ctx, input, &opts, || {
+                let (target, devices, _prepared) = device.open(ctx)?;
+                let client = devices
+                    .into_iter()
+                    .next()
+                    .map(|d| d.client)
+                    .ok_or_else(|| CliError::new("the job's device did not open"))?;
+                Ok((target, client))
+            })?;
             // Convert prints its JSON; it has no report type yet.
             let value: Value = serde_json::from_str(&text).map_err(|e| {
                 CliError::new(format!(
