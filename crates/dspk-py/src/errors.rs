@@ -85,7 +85,8 @@ pub(crate) fn kind_of(e: &DspError) -> Kind {
         | DspError::Overflow(_)
         | DspError::NoMeasuredRate { .. }
         | DspError::Selection(_)
-        | DspError::Probe(_) => Kind::InvalidInput,
+        | DspError::Probe(_)
+        | DspError::Pipeline(_) => Kind::InvalidInput,
     }
 }
 
