@@ -239,10 +239,19 @@ pub struct ReferenceSpec {
     /// `local_radius`, default `[30, 55]`).
     #[serde(default = "default_local_radius")]
     pub local_radius_um: [f64; 2],
+    /// Local: fewer channels than this in the annulus, and the reference takes this many
+    /// nearest channels beyond the inner radius instead (SpikeInterface's
+    /// `min_local_neighbors`, default 5); a channel with none beyond it is left unreferenced.
+    #[serde(default = "default_min_local_neighbors")]
+    pub min_local_neighbors: u32,
 }
 
 fn default_local_radius() -> [f64; 2] {
     [30.0, 55.0]
+}
+
+fn default_min_local_neighbors() -> u32 {
+    5
 }
 
 impl Default for ReferenceSpec {
@@ -252,6 +261,7 @@ impl Default for ReferenceSpec {
             scope: ReferenceScope::default(),
             median: MedianRule::default(),
             local_radius_um: default_local_radius(),
+            min_local_neighbors: default_min_local_neighbors(),
         }
     }
 }

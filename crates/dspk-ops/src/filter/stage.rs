@@ -1,0 +1,206 @@
+//! The device stage of a Butterworth filter (the module docs of `filter` say how).
+
+use cubecl::client::Client;
+use cubecl::server::Handle;
+use dspk_kernels::{GridLimits, LaunchGeometry, f32_arg};
+use dspk_types::{DspError, DspResult, FilterDirection, FilterSpec, PipelineError, RecordingInfo};
+
+use super::design::{self, Sos};
+use super::kernel::filter_blocks;
+use crate::stage::{Halo, Span, Stage};
+
+/// A Butterworth filter on the device, on a fixed grid of blocks (see the module docs).
+pub struct FilterStage {
+    client: Client,
+    sos: Sos,
+    zero_phase: bool,
+    block: usize,
+    context: usize,
+    padlen: usize,
+    dc: f32,
+    coef: Handle,
+    scratch: Option<(Handle, usize)>,
+    limits: GridLimits,
+}
+
+impl std::fmt::Debug for FilterStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterStage")
+            .field("sections", &self.sos.sections.len())
+            .field("zero_phase", &self.zero_phase)
+            .field("block", &self.block)
+            .field("context", &self.context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FilterStage {
+    /// The filter `spec` describes for `info`'s rate, on blocks of `block_samples`.
+    ///
+    /// # Errors
+    /// A design the spec cannot give (cut-offs, order: [`design::butter`]).
+    pub fn new(
+        client: &Client,
+        spec: &FilterSpec,
+        block_samples: u32,
+        info: &RecordingInfo,
+    ) -> DspResult<Self> {
+        let sos = design::butter(
+            spec.order,
+            &spec.cutoff_hz,
+            spec.band,
+            info.sample_rate.rate_hz(),
+        )?;
+        let context = spec
+            .context_samples
+            .unwrap_or_else(|| sos.default_context());
+        let context = usize::try_from(context)
+            .map_err(|_| DspError::Overflow("a filter's context in samples".into()))?;
+        let coef: Vec<f32> = sos
+            .sections
+            .iter()
+            .flat_map(|s| {
+                let a0 = s[3];
+                [s[0] / a0, s[1] / a0, s[2] / a0, s[4] / a0, s[5] / a0]
+            })
+            .map(|v| v as f32)
+            .collect();
+        let dc = sos
+            .sections
+            .iter()
+            .map(|s| (s[0] + s[1] + s[2]) / (s[3] + s[4] + s[5]))
+            .product::<f64>();
+        Ok(Self {
+            client: client.clone(),
+            padlen: sos.padlen(),
+            zero_phase: spec.direction == FilterDirection::ZeroPhase,
+            block: block_samples as usize,
+            context,
+            dc: dc as f32,
+            coef: client.create_from_slice(
+                &coef
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            ),
+            sos,
+            scratch: None,
+            limits: GridLimits::of(client),
+        })
+    }
+
+    /// The sections the stage runs.
+    pub fn sos(&self) -> &Sos {
+        &self.sos
+    }
+
+    /// Samples of real signal each block is filtered from on each side.
+    pub fn context(&self) -> u64 {
+        self.context as u64
+    }
+
+    fn scratch(&mut self, values: usize) -> DspResult<Handle> {
+        match &self.scratch {
+            Some((h, n)) if *n >= values => Ok(h.clone()),
+            _ => {
+                dspk_kernels::device_elements("filter scratch", &[values])?;
+                let h = self.client.empty(values.max(1) * 4);
+                self.scratch = Some((h.clone(), values));
+                Ok(h)
+            }
+        }
+    }
+}
+
+impl Stage for FilterStage {
+    fn kind(&self) -> &'static str {
+        "filter"
+    }
+
+    fn halo(&self) -> Halo {
+        let reach = (self.context + self.block) as u64;
+        Halo {
+            before: reach,
+            after: if self.zero_phase { reach } else { 0 },
+        }
+    }
+
+    fn launch(&mut self, input: &Handle, output: &Handle, span: &Span) -> DspResult<()> {
+        span.check()?;
+        if span.is_empty() || span.channels == 0 {
+            return Ok(());
+        }
+        let segment_len = span.segment.end - span.segment.start;
+        if self.zero_phase && segment_len <= self.padlen as u64 {
+            return Err(PipelineError::Spec(format!(
+                "a zero-phase filter needs more than {} samples in a segment (scipy's padlen), \
+                 and the segment {:?} has {segment_len}",
+                self.padlen, span.segment
+            ))
+            .into());
+        }
+        let halo = self.halo();
+        let first = span.global(span.produce.start);
+        let last = span.global(span.produce.end - 1);
+        let need_lo = first.saturating_sub(halo.before).max(span.segment.start);
+        let need_hi = (last + 1 + halo.after).min(span.segment.end);
+        if need_lo < span.origin || need_hi > span.global(span.stride) {
+            return Err(DspError::config(format!(
+                "the filter needs recording samples {need_lo}..{need_hi} around {first}..{}, \
+                 and the window holds {}..{}",
+                last + 1,
+                span.origin,
+                span.global(span.stride)
+            )));
+        }
+        let block = self.block as u64;
+        let b0 = (first - span.segment.start) / block;
+        let b1 = (last - span.segment.start) / block;
+        let blocks = (b1 - b0 + 1) as usize;
+        let first_block = (span.segment.start + b0 * block - span.origin) as usize;
+        let (seg_lo, has_lo) = match span.segment.start.checked_sub(span.origin) {
+            Some(lo) => (lo as usize, 1u32),
+            None => (0, 0),
+        };
+        let (seg_hi, has_hi) = match span.segment.end - span.origin {
+            hi if hi <= span.stride as u64 => (hi as usize, 1u32),
+            _ => (span.stride, 0),
+        };
+        let scratch_len = if self.zero_phase {
+            self.block + 2 * self.context + 2 * self.padlen
+        } else {
+            0
+        };
+        let units = span.channels * blocks;
+        let scratch = self.scratch(units * scratch_len)?;
+        let g = LaunchGeometry::elementwise_with(&self.limits, units)?;
+        let sections = self.sos.sections.len();
+        filter_blocks::launch(
+            &self.client,
+            g.cube_count(),
+            g.cube_dim(),
+            f32_arg(input, span.len())?,
+            f32_arg(output, span.len())?,
+            f32_arg(&scratch, (units * scratch_len).max(1))?,
+            f32_arg(&self.coef, sections * 5)?,
+            span.channels,
+            span.stride,
+            blocks,
+            first_block,
+            self.block,
+            self.context,
+            seg_lo,
+            has_lo,
+            seg_hi,
+            has_hi,
+            span.produce.start,
+            span.produce.end,
+            self.padlen,
+            scratch_len,
+            self.dc,
+            sections,
+            self.zero_phase,
+        );
+        Ok(())
+    }
+}
