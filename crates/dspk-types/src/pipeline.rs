@@ -379,14 +379,16 @@ impl Default for WhitenSpec {
 pub struct InterpolateSpec {
     /// The channels to replace (indices into the recording's channels).
     pub channels: Vec<usize>,
-    /// The distance scale σ of the weights `exp(-(d/σ)^p)` in µm (`None`: the probe's row
-    /// pitch).
+    /// The distance scale σ of the weights `exp(-(d/σ)^p)` in µm (`None`: the most common
+    /// step between the probe's distinct contact heights, SpikeInterface's
+    /// `estimate_recommended_sigma_um`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sigma_um: Option<f64>,
     /// The exponent `p` (default 1.3).
     #[serde(default = "default_interp_p")]
     pub p: f64,
-    /// Weights below this are 0 (default 0.005).
+    /// Weights below this are 0, before and again after each bad channel's weights are
+    /// normalised to sum 1 (SpikeInterface's fixed 0.005, the default).
     #[serde(default = "default_weight_floor")]
     pub weight_floor: f64,
 }
