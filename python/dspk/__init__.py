@@ -44,6 +44,7 @@ from ._dspk import (
     devices,
     open,
     synthetic,
+    whitening_matrix,
 )
 from ._progress import default_progress as _default_progress
 
@@ -69,6 +70,7 @@ __all__ = [
     "open",
     "scan",
     "synthetic",
+    "whitening_matrix",
 ]
 
 Progress = Union[Callable[[ProgressEvent], object], bool, None]

@@ -252,6 +252,14 @@ def synthetic(
 ) -> Recording: ...
 def devices() -> list[dict[str, Any]]: ...
 def worker_device(worker: int, devices: Sequence[int]) -> tuple[Optional[int], str]: ...
+def whitening_matrix(
+    cov: npt.NDArray[np.float64],
+    positions: Optional[npt.NDArray[np.float64]] = None,
+    scope: str = "global",
+    neighbours: Optional[int] = None,
+    radius_um: Optional[float] = None,
+    epsilon: float = 1e-8,
+) -> npt.NDArray[np.float64]: ...
 def scan(
     recording: Recording,
     *,

@@ -36,6 +36,7 @@ mod recording;
 mod results;
 mod stored;
 mod time;
+mod whitening;
 mod windows;
 mod worker;
 
@@ -58,6 +59,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::convert, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
+    m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
