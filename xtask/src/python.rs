@@ -19,8 +19,9 @@ const MATURIN: &str = "maturin>=1.9.4,<2";
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
 /// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
 /// `.ci/run` installs none itself.
-const TEST_PACKAGES: [&str; 7] = [
+const TEST_PACKAGES: [&str; 8] = [
     "pytest",
+    "scipy",
     "spikeinterface",
     "neo",
     "tqdm",

@@ -28,6 +28,7 @@
 use pyo3::prelude::*;
 
 mod args;
+mod design;
 mod device;
 mod errors;
 mod progress;
@@ -60,6 +61,8 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
     m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;
+    m.add_function(wrap_pyfunction!(design::butter_sos, m)?)?;
+    m.add_function(wrap_pyfunction!(design::sosfiltfilt_f64, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
