@@ -4,7 +4,7 @@
 //! Each stage reads a device window and writes a buffer its caller owns; it launches and
 //! never synchronises or reads back ([`Stage`]). A stage that needs statistics (whitening) has
 //! a fitting pass of its own whose result is data, fitted once per recording and applied
-//! unchanged by every window, device and job. `build` is the one place where a checked
+//! unchanged by every window, device and job. [`build`] is the one place where a checked
 //! [`PipelineSpec`](dspk_types::PipelineSpec) becomes stages and their halos.
 //!
 //! It sits between `dspk-kernels` (launch helpers) and `dspk-stream` (which runs a chain of
@@ -12,6 +12,7 @@
 //! environment and knows no files. Every stage has a host reference in `f64` that the tests
 //! hold the device to.
 
+mod chain;
 pub mod filter;
 pub mod interpolate;
 pub mod reference;
@@ -20,4 +21,5 @@ pub mod shift;
 mod stage;
 pub mod whiten;
 
+pub use chain::{Chain, Fits, Rows, build};
 pub use stage::{Halo, Span, Stage};

@@ -129,6 +129,10 @@ impl Stage for ScaleStage {
         "scale"
     }
 
+    fn clipped(&self) -> Option<&Handle> {
+        Some(&self.clipped)
+    }
+
     fn halo(&self) -> Halo {
         Halo::NONE
     }

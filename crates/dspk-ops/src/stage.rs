@@ -132,4 +132,11 @@ pub trait Stage: Send {
     /// # Errors
     /// A span of another channel count than the stage's, buffers too small.
     fn launch(&mut self, input: &Handle, output: &Handle, span: &Span) -> DspResult<()>;
+
+    /// A stage that can clip (scaling to int16): its device buffer of one `u32` count per
+    /// channel of the samples it clipped since it was built, for the pass to read back and
+    /// report (never silent). Other stages: `None`.
+    fn clipped(&self) -> Option<&Handle> {
+        None
+    }
 }

@@ -85,11 +85,13 @@
 
 mod classify;
 mod convert;
+mod fit;
 mod host;
 mod multi;
 mod ordered;
 mod pass;
 mod prepare;
+mod preprocess;
 mod report;
 mod route;
 mod scan;
@@ -98,10 +100,12 @@ mod window;
 
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
 pub use convert::{ConvertOptions, Converted, convert};
+pub use fit::{fit, halo_window};
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};
 pub use prepare::{Prepared, is_prepared, open_pass_devices, prepare};
+pub use preprocess::{ChainPass, PreprocessOptions, Preprocessed, preprocess, run_windows};
 pub use report::{ChannelFigures, DeviceFigures, Planted, ScanReport, ScanSubject};
 pub use route::{DECODE_ENV, DecodeRoute};
 pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};

@@ -1,0 +1,162 @@
+//! [`build`]: the one place where a checked [`PipelineSpec`] becomes device stages and their
+//! halos, and [`Chain`]: those stages run back to back on a window, between two buffers that
+//! are sized once and reused, with no host round trip.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use cubecl::client::Client;
+use cubecl::server::Handle;
+use dspk_types::{DspResult, PipelineError, PipelineSpec, RecordingInfo, StageSpec};
+
+use crate::filter::FilterStage;
+use crate::interpolate::InterpolateStage;
+use crate::reference::ReferenceStage;
+use crate::scale::ScaleStage;
+use crate::shift::PhaseShiftStage;
+use crate::stage::{Halo, Span, Stage};
+use crate::whiten::{WhitenStage, WhiteningMatrix};
+
+/// What fitted stages were fitted to: each whitening stage's matrix, by the stage's position
+/// in the spec. Plain data, so that every window, device and job applies the same.
+#[derive(Debug, Clone, Default)]
+pub struct Fits {
+    /// The whitening matrices, by stage position.
+    pub whitening: BTreeMap<usize, WhiteningMatrix>,
+}
+
+/// The stages of a pipeline on one device, run back to back.
+pub struct Chain {
+    client: Client,
+    stages: Vec<Box<dyn Stage>>,
+    buffers: [Option<(Handle, usize)>; 2],
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chain")
+            .field(
+                "stages",
+                &self.stages.iter().map(|s| s.kind()).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// The first `count` stages of `spec` on `client`'s device, for windows of `info` (`spec`
+/// checked against `info` first); a whitening stage among them takes its matrix from `fits`.
+///
+/// # Errors
+/// A spec that does not pass [`PipelineSpec::check`], a whitening stage with no fitted matrix,
+/// and what each stage's constructor refuses.
+pub fn build(
+    client: &Client,
+    spec: &PipelineSpec,
+    info: &RecordingInfo,
+    fits: &Fits,
+    count: usize,
+) -> DspResult<Chain> {
+    spec.check(info)?;
+    let mut stages: Vec<Box<dyn Stage>> = Vec::new();
+    for (index, stage) in spec.stages.iter().enumerate().take(count) {
+        stages.push(match stage {
+            StageSpec::Filter(f) => {
+                Box::new(FilterStage::new(client, f, spec.block_samples, info)?)
+            }
+            StageSpec::CommonReference(r) => Box::new(ReferenceStage::new(client, r, info)?),
+            StageSpec::PhaseShift(p) => Box::new(PhaseShiftStage::new(client, p, info)?),
+            StageSpec::Whiten(_) => {
+                let matrix = fits
+                    .whitening
+                    .get(&index)
+                    .ok_or_else(|| PipelineError::Stage {
+                        index,
+                        kind: stage.kind(),
+                        reason: "no fitted matrix: fit it first (or give one)".into(),
+                    })?;
+                Box::new(WhitenStage::new(client, matrix)?)
+            }
+            StageSpec::InterpolateBad(i) => Box::new(InterpolateStage::new(client, i, info)?),
+            StageSpec::Scale(s) => Box::new(ScaleStage::new(client, s, info.channel_count())?),
+        });
+    }
+    Ok(Chain {
+        client: client.clone(),
+        stages,
+        buffers: [None, None],
+    })
+}
+
+/// The rows of a window as the chain sees them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rows {
+    /// Channels.
+    pub channels: usize,
+    /// Values per row.
+    pub stride: usize,
+    /// The recording sample of local index 0.
+    pub origin: u64,
+    /// The segment the window lies in.
+    pub segment: Range<u64>,
+}
+
+impl Chain {
+    /// The context the whole chain reads around what it produces (the stages' halos added).
+    pub fn halo(&self) -> Halo {
+        self.stages
+            .iter()
+            .fold(Halo::NONE, |total, stage| total.then(stage.halo()))
+    }
+
+    /// The stages, first to last.
+    pub fn stages(&self) -> &[Box<dyn Stage>] {
+        &self.stages
+    }
+
+    /// The stages, first to last, to ask a stage for its own figures.
+    pub fn stages_mut(&mut self) -> &mut [Box<dyn Stage>] {
+        &mut self.stages
+    }
+
+    /// Launches every stage on the window `input` (laid out as `rows`), so that the returned
+    /// buffer holds the chain's output on local samples `valid` of every row (other samples of
+    /// it are not the output). With no stages the input itself is returned.
+    ///
+    /// Each stage produces `valid` widened by the halos of the stages after it (clipped to the
+    /// segment and the row); the window must hold `valid` widened by [`halo`](Self::halo).
+    ///
+    /// # Errors
+    /// A window that does not hold the context the chain needs, and what a stage refuses.
+    pub fn run(&mut self, input: &Handle, rows: &Rows, valid: Range<usize>) -> DspResult<Handle> {
+        let len = rows.channels * rows.stride;
+        let mut after: Vec<Halo> = vec![Halo::NONE; self.stages.len()];
+        for k in (0..self.stages.len().saturating_sub(1)).rev() {
+            after[k] = after[k + 1].then(self.stages[k + 1].halo());
+        }
+        let mut current = input.clone();
+        for (k, stage) in self.stages.iter_mut().enumerate() {
+            let widen = after[k];
+            let span = Span {
+                channels: rows.channels,
+                stride: rows.stride,
+                origin: rows.origin,
+                segment: rows.segment.clone(),
+                produce: valid.clone(),
+            };
+            let produce = span.input_range(widen);
+            let span = Span { produce, ..span };
+            let out = match &self.buffers[k % 2] {
+                Some((h, n)) if *n >= len => h.clone(),
+                _ => {
+                    dspk_kernels::device_elements("a preprocessing buffer", &[len])?;
+                    let h = self.client.empty(len.max(1) * 4);
+                    self.buffers[k % 2] = Some((h.clone(), len));
+                    h
+                }
+            };
+            stage.launch(&current, &out, &span)?;
+            current = out;
+        }
+        Ok(current)
+    }
+}

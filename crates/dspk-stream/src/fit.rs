@@ -1,0 +1,97 @@
+//! The fitting pass of fitted stages (whitening): the chain before the stage, run on the
+//! stage's fit windows (a seeded, stated choice), its output accumulated on the device, the
+//! result solved on the host in `f64` — once per recording, on the first device, so that every
+//! window, device and job applies the same fitted data.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use dspk_ops::whiten::{CovarianceKernel, WhiteningMatrix, fit_windows};
+use dspk_ops::{Fits, Rows, Span, build};
+use dspk_types::{
+    DspResult, EdgeMode, HaloWindow, PipelineSpec, RecordingInfo, RecordingSource, StageSpec,
+};
+
+use crate::preprocess::segment_of;
+use crate::{DecodeRoute, DevicePass, Flow, PassDevice};
+
+/// `fits` completed with every whitening stage of `spec` it lacks, fitted in stage order on
+/// the first of `devices`.
+///
+/// # Errors
+/// What the pass or the stages refuse.
+pub fn fit(
+    devices: &[PassDevice],
+    source: &Arc<dyn RecordingSource>,
+    spec: &PipelineSpec,
+    mut fits: Fits,
+    route: DecodeRoute,
+) -> DspResult<Fits> {
+    let Some(device) = devices.first() else {
+        return Ok(fits);
+    };
+    let client = &device.client;
+    let info = source.info().clone();
+    for (index, stage) in spec.stages.iter().enumerate() {
+        let StageSpec::Whiten(w) = stage else {
+            continue;
+        };
+        if fits.whitening.contains_key(&index) {
+            continue;
+        }
+        let mut chain = build(client, spec, &info, &fits, index)?;
+        let halo = chain.halo();
+        let windows: Vec<HaloWindow> = fit_windows(&info, &w.fit)
+            .into_iter()
+            .enumerate()
+            .map(|(i, valid)| halo_window(&info, i, valid, halo.before, halo.after))
+            .collect();
+        let max = windows.iter().map(HaloWindow::read_len).max().unwrap_or(1);
+        let mut covariance = CovarianceKernel::new(client, info.channel_count(), max)?;
+        DevicePass::new(client, source.clone(), windows)
+            .route(route)
+            .run(|window, decoded| {
+                let rows = Rows {
+                    channels: decoded.channels(),
+                    stride: decoded.samples(),
+                    origin: window.read_global.start,
+                    segment: segment_of(&info, &window.valid_global),
+                };
+                let out = chain.run(decoded.handle(), &rows, window.valid_local.clone())?;
+                let span = Span {
+                    channels: rows.channels,
+                    stride: rows.stride,
+                    origin: rows.origin,
+                    segment: rows.segment,
+                    produce: window.valid_local.clone(),
+                };
+                covariance.accumulate(&out, &span)?;
+                Ok(Flow::Continue)
+            })?;
+        let matrix = WhiteningMatrix::fit(&covariance.finish()?, w, info.probe.as_ref())?;
+        fits.whitening.insert(index, matrix);
+    }
+    Ok(fits)
+}
+
+/// A window owning `valid` with `before`/`after` samples of context, clamped to its segment.
+pub fn halo_window(
+    info: &RecordingInfo,
+    index: usize,
+    valid: Range<u64>,
+    before: u64,
+    after: u64,
+) -> HaloWindow {
+    let segment = segment_of(info, &valid);
+    let read = valid.start.saturating_sub(before).max(segment.start)
+        ..valid.end.saturating_add(after).min(segment.end);
+    HaloWindow {
+        index,
+        valid_local: (valid.start - read.start) as usize..(valid.end - read.start) as usize,
+        valid_global: valid,
+        read_global: read,
+        pad_left: 0,
+        pad_right: 0,
+        edge: EdgeMode::Clamp,
+    }
+}
