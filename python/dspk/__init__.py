@@ -47,6 +47,7 @@ from ._dspk import (
     synthetic,
     whitening_matrix,
 )
+from ._pipeline import apply_pipeline
 from ._progress import default_progress as _default_progress
 
 __version__: str = _dspk.__version__
@@ -64,6 +65,7 @@ __all__ = [
     "UnsupportedFormatError",
     "Window",
     "WindowIterator",
+    "apply_pipeline",
     "butter_sos",
     "concat",
     "convert",

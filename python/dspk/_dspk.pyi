@@ -305,3 +305,12 @@ def butter_sos(
 def _check_sosfiltfilt_f64(
     sos: npt.NDArray[np.float64], x: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]: ...
+def apply_pipeline(
+    data: npt.NDArray[np.float32],
+    rate: float,
+    spec: str,
+    *,
+    probe_json: str | None = None,
+    window_samples: int | None = None,
+    runtime: str | None = None,
+) -> npt.NDArray[np.float32]: ...

@@ -17,7 +17,7 @@ use crate::recording::{Recording, order_from};
 use crate::results::{ConvertResult, PassFigures, ScanResult};
 
 /// The runtime `name` names, else `DSPK_RUNTIME`'s, else the first compiled in.
-fn target_of(name: Option<&str>) -> PyResult<ComputeTarget> {
+pub(crate) fn target_of(name: Option<&str>) -> PyResult<ComputeTarget> {
     match name {
         Some(n) => ComputeTarget::parse(n).map_err(|e| {
             Python::attach(|py| {
@@ -34,7 +34,10 @@ fn target_of(name: Option<&str>) -> PyResult<ComputeTarget> {
 
 /// The client of device `index` (as `dspk devices` numbers it) of `target`, else `target`'s
 /// default device.
-fn client_of(target: ComputeTarget, index: Option<usize>) -> DspResult<cubecl::client::Client> {
+pub(crate) fn client_of(
+    target: ComputeTarget,
+    index: Option<usize>,
+) -> DspResult<cubecl::client::Client> {
     match index {
         None => Ok(target.client()?),
         Some(i) => {

@@ -31,6 +31,7 @@ mod args;
 mod design;
 mod device;
 mod errors;
+mod ops;
 mod progress;
 mod pysource;
 mod recording;
@@ -63,6 +64,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;
     m.add_function(wrap_pyfunction!(design::butter_sos, m)?)?;
     m.add_function(wrap_pyfunction!(design::sosfiltfilt_f64, m)?)?;
+    m.add_function(wrap_pyfunction!(ops::apply_pipeline, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
