@@ -21,6 +21,9 @@ use dspk_types::{
 use serde::Serialize;
 
 mod baseline;
+mod stages;
+
+pub use stages::{StageFigure, measure_stages};
 
 use baseline::{REPEATS, TempDir, gbs, median, memcpy_gbs, pytorch_gbs, staging_name};
 

@@ -192,6 +192,11 @@ pub(crate) struct BenchArgs {
     /// PyTorch baseline moves windows of the same size
     #[arg(long, value_name = "N")]
     pub(crate) window_samples: Option<u64>,
+
+    /// Instead of the table: each preprocessing stage's device throughput on one second of 384
+    /// channels already on the device, against a device copy of the same values
+    #[arg(long)]
+    pub(crate) stages: bool,
 }
 
 /// A recording, or none for the built-in synthetic one.

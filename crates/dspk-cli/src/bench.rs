@@ -58,3 +58,42 @@ pub(crate) fn run(ctx: &Ctx, opts: &BenchOptions) -> CliResult<String> {
     }
     Ok(text.trim_end().to_string())
 }
+
+/// Runs `dspk bench --stages`.
+pub(crate) fn stages(ctx: &Ctx) -> CliResult<String> {
+    let (_, client) = ctx.client()?;
+    let figures = dspk_bench::measure_stages(&client)?;
+    if ctx.json {
+        let rows: Vec<_> = figures
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "stage": f.stage,
+                    "time_s": f.time.as_secs_f64(),
+                    "copy_time_s": f.copy_time.as_secs_f64(),
+                    "realtime": f.realtime,
+                })
+            })
+            .collect();
+        return Ok(serde_json::to_string_pretty(&rows).expect("figures serialise"));
+    }
+    let mut text = format!(
+        "{:<56} {:>12} {:>14} {:>10} {:>12}\n",
+        "stage (384 ch × 1 s on the device)",
+        "time ms",
+        "copy ms (same run)",
+        "× copy",
+        "× real time"
+    );
+    for f in &figures {
+        text += &format!(
+            "{:<56} {:>12.3} {:>14.3} {:>10.2} {:>12.0}\n",
+            f.stage,
+            f.time.as_secs_f64() * 1e3,
+            f.copy_time.as_secs_f64() * 1e3,
+            f.time.as_secs_f64() / f.copy_time.as_secs_f64(),
+            f.realtime
+        );
+    }
+    Ok(text.trim_end().to_string())
+}

@@ -130,6 +130,7 @@ fn run(cli: Cli) -> CliResult<String> {
             },
         ),
         Command::Gather(args) => cluster::gather::run(&ctx, &args.dir),
+        Command::Bench(args) if args.stages => bench::stages(&ctx),
         Command::Bench(args) => bench::run(
             &ctx,
             &bench::BenchOptions {

@@ -27,6 +27,30 @@ fn copy_kernel(input: &[f32], output: &mut [f32], n: usize) {
     }
 }
 
+/// Launches the copy baseline over the first `n` values of `input` into `output` (for other
+/// crates' throughput figures against a copy in the same run).
+///
+/// # Errors
+/// Buffers holding fewer than `n` values, or more values than one launch addresses.
+pub fn launch_copy(
+    client: &cubecl::client::Client,
+    input: &cubecl::server::Handle,
+    output: &cubecl::server::Handle,
+    n: usize,
+) -> DspResult<()> {
+    device_elements("copied values", &[n])?;
+    let g = LaunchGeometry::elementwise(client, n)?;
+    copy_kernel::launch(
+        client,
+        g.cube_count(),
+        g.cube_dim(),
+        f32_arg(input, n)?,
+        f32_arg(output, n)?,
+        n,
+    );
+    Ok(())
+}
+
 /// G1's figures: int16 time-major → f32 channel-major decode against an f32 copy of the same
 /// number of values, both on the device, in the same run.
 #[derive(Debug, Clone, PartialEq)]

@@ -57,7 +57,7 @@ pub mod timing;
 pub mod tuning;
 
 pub use args::*;
-pub use bench::{DecodeVsCopy, decode_vs_copy};
+pub use bench::{DecodeVsCopy, decode_vs_copy, launch_copy};
 pub use channel_stats::ChannelStats;
 pub use contraction::*;
 pub use decode::*;
