@@ -11,13 +11,28 @@ rows whose neighbour sets differ are counted and reported, the others compared).
 Also `whitening_from_covariance` (global) against `scope="global"`.
 """
 
+import importlib.util
 import sys
 
 import numpy as np
 import torch
 
 import dspk
-from kilosort.preprocessing import whitening_from_covariance, whitening_local
+
+
+def _kilosort_preprocessing():
+    """kilosort/preprocessing.py alone (its package's __init__ imports the whole sorter, with
+    faiss, scikit-learn and matplotlib; this module needs torch, NumPy and scipy only)."""
+    spec = importlib.util.find_spec("kilosort")
+    path = spec.submodule_search_locations[0] + "/preprocessing.py"
+    loader = importlib.util.spec_from_file_location("kilosort_preprocessing", path)
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return module
+
+
+_ks = _kilosort_preprocessing()
+whitening_from_covariance, whitening_local = _ks.whitening_from_covariance, _ks.whitening_local
 
 device = torch.device(sys.argv[1] if len(sys.argv) > 1 else ("cuda" if torch.cuda.is_available() else "cpu"))
 rng = np.random.default_rng(31)
@@ -59,3 +74,16 @@ compare("np1", xc, yc, cc)
 ks = whitening_from_covariance(cc).cpu().numpy().astype(np.float64)
 ours = dspk.whitening_matrix(cc.cpu().numpy().astype(np.float64), scope="global", epsilon=1e-6)
 print(f"global: worst |Δ| / max|W| = {np.abs(ks - ours).max() / np.abs(ks).max():.2e}")
+
+# Kilosort's high-pass: the impulse response of scipy's filtfilt (order-3 Butterworth, 300 Hz, as
+# b, a) over 30122 samples, against dspk's order-3 high-pass sections run zero-phase on the
+# device over the same impulse (one channel), and against dspk's f64 host sosfiltfilt.
+hp = _ks.get_highpass_filter(fs=30000, cutoff=300, device=device).cpu().numpy().astype(np.float64)
+impulse = np.zeros((1, 30122), dtype=np.float32)
+impulse[0, 30122 // 2] = 1.0
+spec = {"stages": [{"kind": "filter", "band": "highpass", "cutoff_hz": [300.0], "order": 3}]}
+on_device = dspk.apply_pipeline(impulse, 30000.0, spec)[0].astype(np.float64)
+sos = dspk.butter_sos(3, [300.0], "highpass", 30000.0)
+host = dspk._dspk._check_sosfiltfilt_f64(sos, impulse[0].astype(np.float64))
+print(f"get_highpass_filter vs dspk device filter: max |Δ| = {np.abs(hp - on_device).max():.2e} "
+      f"(peak {np.abs(hp).max():.4f}); vs dspk f64 host sosfiltfilt: {np.abs(hp - host).max():.2e}")
