@@ -62,8 +62,8 @@ pub struct Span {
 }
 
 impl Span {
-    /// The local indices of input a stage with `halo` reads to produce [`produce`]
-    /// (`Self::produce`): widened by the halo, clipped to the segment and the row.
+    /// The local indices of input a stage with `halo` reads to produce
+    /// [`produce`](Self::produce): widened by the halo, clipped to the segment and the row.
     pub fn input_range(&self, halo: Halo) -> Range<usize> {
         let seg_start = self.segment.start.saturating_sub(self.origin) as usize;
         let seg_end = (self.segment.end.saturating_sub(self.origin) as usize).min(self.stride);

@@ -28,7 +28,7 @@ impl SymmetricEigen {
     ///
     /// # Errors
     /// `a` not of `n²` values, a value that is not finite, or no convergence in
-    /// [`MAX_SWEEPS`] sweeps.
+    /// `MAX_SWEEPS` sweeps.
     pub fn of(a: &[f64], n: usize) -> DspResult<Self> {
         if a.len() != n * n {
             return Err(DspError::shape(
