@@ -244,3 +244,35 @@ fn causal_filters_match_sosfilt_from_the_first_sample() {
         );
     });
 }
+
+#[test]
+fn a_pole_too_close_to_the_unit_circle_is_refused_saying_why() {
+    for_each_runtime("filter_refused", |_, client| {
+        let info = info(1, 30_000);
+        for (band, cutoff, order) in [
+            (FilterBand::Highpass, &[0.5][..], 2),
+            (FilterBand::Lowpass, &[2.0][..], 2),
+            (FilterBand::Bandstop, &[58.0, 62.0][..], 2),
+            (FilterBand::Highpass, &[100.0][..], 4),
+        ] {
+            let spec = spec(band, cutoff, order, FilterDirection::ZeroPhase);
+            let message = FilterStage::new(client, &spec, 4096, &info)
+                .expect_err("refused")
+                .to_string();
+            assert!(
+                message.contains("from the unit circle") && message.contains("float32"),
+                "{band:?} {cutoff:?}: {message}"
+            );
+        }
+        // Above the margin (0.016): built.
+        let spec = spec(
+            FilterBand::Highpass,
+            &[150.0],
+            3,
+            FilterDirection::ZeroPhase,
+        );
+        if let Err(e) = FilterStage::new(client, &spec, 4096, &info) {
+            panic!("150 Hz order 3 refused: {e}");
+        }
+    });
+}

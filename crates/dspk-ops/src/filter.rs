@@ -24,4 +24,4 @@ pub mod host;
 mod kernel;
 mod stage;
 
-pub use stage::FilterStage;
+pub use stage::{FilterStage, MIN_POLE_MARGIN};
