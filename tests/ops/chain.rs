@@ -223,3 +223,63 @@ fn the_chain_gives_the_same_bits_for_any_windows_and_devices() {
         assert!(both == reference, "two devices change the output");
     });
 }
+
+#[test]
+fn a_saved_whitening_matrix_is_applied_unchanged() {
+    for_each_runtime("saved_matrix", |_, client| {
+        let (channels, samples) = (16, 12_000);
+        let source = recording(channels, samples, "saved_matrix");
+        let spec = PipelineSpec::from_toml(SPEC).expect("the spec reads");
+        let devices = one_device(client);
+        let fits = dspk_stream::fit(
+            &devices,
+            &source,
+            &spec,
+            Fits::default(),
+            DecodeRoute::Staging,
+        )
+        .expect("the whitening fits");
+        let fitted = &fits.whitening[&3];
+        let dir = dspk_tests::TempDir::new("saved_matrix");
+        let path = dir.path().join("whitening.json");
+        std::fs::write(&path, fitted.to_json()).expect("written");
+        let mut named = spec.clone();
+        let dspk_types::StageSpec::Whiten(w) = &mut named.stages[3] else {
+            panic!("stage 3 whitens");
+        };
+        w.matrix = Some(path.display().to_string());
+        w.fit.seed = 99; // would fit another matrix: the file wins
+        let loaded = dspk_stream::fit(
+            &devices,
+            &source,
+            &named,
+            Fits::default(),
+            DecodeRoute::Staging,
+        )
+        .expect("the matrix loads");
+        assert_eq!(loaded.whitening[&3].to_json(), fitted.to_json());
+        let a = rows(
+            &output(&devices, &source, &spec, &fits, 5_000, |_| true),
+            channels,
+        );
+        let b = rows(
+            &output(&devices, &source, &named, &loaded, 5_000, |_| true),
+            channels,
+        );
+        assert!(a == b, "the loaded matrix whitens differently");
+        // A matrix for other channels is refused, naming the file.
+        let fewer = recording(channels - 1, samples, "saved_matrix_fewer");
+        let mut fewer_spec = named.clone();
+        fewer_spec.stages.truncate(4);
+        fewer_spec.stages.remove(2); // no reference needed; keep filter, shift, whiten
+        let err = dspk_stream::fit(
+            &devices,
+            &fewer,
+            &fewer_spec,
+            Fits::default(),
+            DecodeRoute::Staging,
+        )
+        .expect_err("refused");
+        assert!(err.to_string().contains("whitening.json"), "{err}");
+    });
+}

@@ -1,7 +1,8 @@
 //! The fitting pass of fitted stages (whitening): the chain before the stage, run on the
 //! stage's fit windows (a seeded, stated choice), its output accumulated on the device, the
 //! result solved on the host in `f64` — once per recording, on the first device, so that every
-//! window, device and job applies the same fitted data.
+//! window, device and job applies the same fitted data. A stage whose spec names a matrix file
+//! (`matrix`) takes that matrix instead, checked against the recording's channels.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -9,7 +10,8 @@ use std::sync::Arc;
 use dspk_ops::whiten::{CovarianceKernel, WhiteningMatrix, fit_windows};
 use dspk_ops::{Fits, Rows, Span, build};
 use dspk_types::{
-    DspResult, EdgeMode, HaloWindow, PipelineSpec, RecordingInfo, RecordingSource, StageSpec,
+    DspError, DspResult, EdgeMode, HaloWindow, PipelineSpec, RecordingInfo, RecordingSource,
+    StageSpec,
 };
 
 use crate::preprocess::segment_of;
@@ -37,6 +39,10 @@ pub fn fit(
             continue;
         };
         if fits.whitening.contains_key(&index) {
+            continue;
+        }
+        if let Some(path) = &w.matrix {
+            fits.whitening.insert(index, load_matrix(path, &info)?);
             continue;
         }
         let mut chain = build(client, spec, &info, &fits, index)?;
@@ -72,6 +78,24 @@ pub fn fit(
         fits.whitening.insert(index, matrix);
     }
     Ok(fits)
+}
+
+/// The whitening matrix a spec names (JSON written by [`WhiteningMatrix::to_json`]), checked
+/// against the recording's channels.
+fn load_matrix(path: &str, info: &RecordingInfo) -> DspResult<WhiteningMatrix> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| DspError::io(path, "reading a whitening matrix", &e))?;
+    let matrix = WhiteningMatrix::from_json(&text)
+        .map_err(|e| DspError::config(format!("whitening matrix {path}: {e}")))?;
+    if matrix.channels() != info.channel_count() {
+        return Err(DspError::config(format!(
+            "whitening matrix {path} is for {} channels, and {} has {}",
+            matrix.channels(),
+            info.name,
+            info.channel_count()
+        )));
+    }
+    Ok(matrix)
 }
 
 /// A window owning `valid` with `before`/`after` samples of context, clamped to its segment.
