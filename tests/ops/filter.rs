@@ -276,3 +276,59 @@ fn a_pole_too_close_to_the_unit_circle_is_refused_saying_why() {
         }
     });
 }
+
+#[test]
+fn each_segment_is_filtered_as_a_recording_of_its_own() {
+    for_each_runtime("filter_segments", |_, client| {
+        let (_, mut rng) = test_rng("filter_segments");
+        let (channels, samples) = (2, 40_000);
+        let data = np_like(&mut rng, channels, samples);
+        let info = info(channels, samples as u64);
+        let spec = spec(
+            FilterBand::Bandpass,
+            &[300.0, 6000.0],
+            5,
+            FilterDirection::ZeroPhase,
+        );
+        let mut stage = FilterStage::new(client, &spec, 1024, &info).expect("stage");
+        // The second of two segments, 13 000..40 000: its grid starts at 13 000, and the
+        // samples before it (NaN in the window) are never read.
+        let segment = 13_000..samples;
+        let halo = stage.halo().before as usize;
+        for valid in [13_000usize..20_000, 20_000..31_111, 31_111..40_000] {
+            let read = valid.start.saturating_sub(halo).max(segment.start)
+                ..(valid.end + halo).min(segment.end);
+            let origin = read.start - 500.min(read.start);
+            let stride = read.end - origin;
+            let mut window = vec![f32::NAN; channels * stride];
+            for c in 0..channels {
+                window[c * stride + (read.start - origin)..c * stride + stride]
+                    .copy_from_slice(&data[c * samples + read.start..c * samples + read.end]);
+            }
+            let input = client.create_from_slice(&bytes(&window));
+            let output = client.create_from_slice(&bytes(&vec![f32::NAN; window.len()]));
+            let span = Span {
+                channels,
+                stride,
+                origin: origin as u64,
+                segment: segment.start as u64..segment.end as u64,
+                produce: valid.start - origin..valid.end - origin,
+            };
+            stage
+                .launch(&input, &output, &span)
+                .expect("the filter launches");
+            let all = read_f32(client, &output, window.len()).expect("read back");
+            for c in 0..channels {
+                let x: Vec<f64> = data[c * samples + segment.start..c * samples + segment.end]
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .collect();
+                let reference = host::sosfiltfilt(stage.sos(), &x).expect("reference");
+                let got = &all[c * stride + span.produce.start..c * stride + span.produce.end];
+                let want = &reference[valid.start - segment.start..valid.end - segment.start];
+                let err = max_error(got, want);
+                assert!(err <= TOLERANCE_UV, "segment window {valid:?}: {err} µV");
+            }
+        }
+    });
+}
