@@ -26,10 +26,12 @@
 
 mod check;
 mod error;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 
-pub use check::{MAX_BLOCK_SAMPLES, MAX_HALF_TAPS, MIN_BLOCK_SAMPLES};
+pub use check::{MAX_BLOCK_SAMPLES, MAX_CONTEXT_SAMPLES, MAX_HALF_TAPS, MIN_BLOCK_SAMPLES};
 pub use error::PipelineError;
 
 /// Samples per block of the filters' fixed grid by default.

@@ -12,6 +12,10 @@ pub const MIN_BLOCK_SAMPLES: u32 = 64;
 pub const MAX_BLOCK_SAMPLES: u32 = 1 << 20;
 /// Most taps on each side a phase shift may ask for.
 pub const MAX_HALF_TAPS: u32 = 1024;
+/// Most samples of context a filter may ask for on each side: more than any filter dspk builds
+/// needs (the slowest it admits decays below 1e-9 in about 2,200), and longer spans per device
+/// unit were seen to come back wrong on lavapipe (a 40 000-sample span; 20 000 was right).
+pub const MAX_CONTEXT_SAMPLES: u64 = 8192;
 
 impl PipelineSpec {
     /// Checks that every stage can run on `info` (the channels the pipeline will see, with
@@ -89,6 +93,14 @@ fn filter(f: &FilterSpec, info: &RecordingInfo, block: u32) -> Result<(), String
             "context_samples {context} is too short: at least {} samples of real signal on \
              each side",
             block.min(1024)
+        ));
+    }
+    if let Some(context) = f.context_samples
+        && context > MAX_CONTEXT_SAMPLES
+    {
+        return Err(format!(
+            "context_samples {context} is more than the {MAX_CONTEXT_SAMPLES} any filter dspk \
+             builds needs"
         ));
     }
     Ok(())
@@ -207,8 +219,8 @@ fn interpolate(i: &InterpolateSpec, info: &RecordingInfo) -> Result<(), String> 
         }
         Some(_) => Ok(()),
         None => probe.row_pitch_um().map(|_| ()).ok_or_else(|| {
-            "sigma_um defaults to the probe's row pitch, and the probe has no two rows: give \
-             sigma_um"
+            "sigma_um defaults to the most common step between the probe's contact heights \
+             (SpikeInterface's estimate), and the probe has no two rows: give sigma_um"
                 .into()
         }),
     }

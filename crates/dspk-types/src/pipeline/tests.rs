@@ -1,0 +1,211 @@
+//! The spec read from TOML and JSON, and checked against recordings: each refusal names the
+//! stage and the offending value.
+
+use super::*;
+use crate::{
+    AdcCycle, AdcSlot, Contact, MemoryOrder, Probe, ProbeParts, RecordingInfo, SampleFormat,
+    SampleRate,
+};
+
+fn info(channels: usize, probe: bool, adc: bool) -> RecordingInfo {
+    let mut info = RecordingInfo::new(
+        "rec",
+        channels,
+        30_000,
+        SampleRate::new(30_000.0).unwrap(),
+        SampleFormat::I16,
+        MemoryOrder::TimeMajor,
+    );
+    if probe {
+        let contacts = (0..channels)
+            .map(|c| {
+                let mut contact = Contact::new(
+                    (c % 2) as f64 * 32.0,
+                    (c / 2) as f64 * 20.0,
+                    0,
+                    format!("e{c}"),
+                );
+                if adc {
+                    contact.adc = Some(AdcSlot {
+                        adc: 0,
+                        order: c as u32,
+                    });
+                }
+                Some(contact)
+            })
+            .collect();
+        info.probe = Some(
+            Probe::new(ProbeParts {
+                adc_cycle: adc.then_some(AdcCycle {
+                    adcs: 1,
+                    channels_per_adc: channels as u32,
+                    cycle_samples: channels as u32 + 1,
+                }),
+                channels: contacts,
+                ..ProbeParts::default()
+            })
+            .unwrap(),
+        );
+    }
+    info
+}
+
+fn refusal(toml_text: &str, info: &RecordingInfo) -> String {
+    let spec = PipelineSpec::from_toml(toml_text).expect("the spec reads");
+    spec.check(info).expect_err("refused").to_string()
+}
+
+const FULL: &str = r#"
+block_samples = 2048
+
+[[stages]]
+kind = "filter"
+band = "bandpass"
+cutoff_hz = [300.0, 6000.0]
+order = 5
+
+[[stages]]
+kind = "phase_shift"
+
+[[stages]]
+kind = "common_reference"
+scope = "local"
+
+[[stages]]
+kind = "whiten"
+scope = "local"
+neighbours = 4
+fit = { windows = 3, seed = 7 }
+
+[[stages]]
+kind = "interpolate_bad"
+channels = [1]
+
+[[stages]]
+kind = "scale"
+output = "int16"
+gain = 200.0
+"#;
+
+#[test]
+fn a_spec_reads_from_toml_and_json_alike_and_round_trips() {
+    let spec = PipelineSpec::from_toml(FULL).unwrap();
+    assert_eq!(spec.block_samples, 2048);
+    assert_eq!(spec.stages.len(), 6);
+    assert_eq!(PipelineSpec::from_toml(&spec.to_toml()).unwrap(), spec);
+    assert_eq!(PipelineSpec::from_json(&spec.to_json()).unwrap(), spec);
+    spec.check(&info(8, true, true))
+        .expect("a full chain runs on a probe with ADC slots");
+}
+
+#[test]
+fn unknown_fields_and_kinds_are_refused_naming_them() {
+    let e = PipelineSpec::from_toml("[[stages]]\nkind = \"filter\"\nband = \"highpass\"\ncutoff_hz = [300.0]\norder = 3\nfreq = 1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("freq"), "{e}");
+    let e = PipelineSpec::from_json(r#"{"stages": [{"kind": "destripe"}]}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("destripe") && e.contains("JSON"), "{e}");
+}
+
+#[test]
+fn filters_out_of_range_are_refused_with_their_values() {
+    let i = info(4, false, false);
+    let filter = |band: &str, cutoff: &str, order: u32, extra: &str| {
+        format!(
+            "[[stages]]\nkind = \"filter\"\nband = \"{band}\"\ncutoff_hz = {cutoff}\norder = {order}\n{extra}"
+        )
+    };
+    let e = refusal(&filter("highpass", "[15000.0]", 3, ""), &i);
+    assert!(
+        e.contains("15000") && e.contains("Nyquist") && e.contains("stage 0 (filter)"),
+        "{e}"
+    );
+    let e = refusal(&filter("bandpass", "[300.0]", 3, ""), &i);
+    assert!(e.contains("2 cut-off"), "{e}");
+    let e = refusal(&filter("bandpass", "[6000.0, 300.0]", 3, ""), &i);
+    assert!(e.contains("below the high one"), "{e}");
+    let e = refusal(&filter("lowpass", "[300.0]", 0, ""), &i);
+    assert!(e.contains("order 0"), "{e}");
+    let e = refusal(&filter("lowpass", "[300.0]", 13, ""), &i);
+    assert!(e.contains("order 13"), "{e}");
+    let e = refusal(
+        &filter("highpass", "[300.0]", 3, "context_samples = 100"),
+        &i,
+    );
+    assert!(e.contains("too short"), "{e}");
+    let e = refusal(
+        &filter("highpass", "[300.0]", 3, "context_samples = 100000"),
+        &i,
+    );
+    assert!(
+        e.contains("100000") && e.contains(&MAX_CONTEXT_SAMPLES.to_string()),
+        "{e}"
+    );
+    let e = refusal("block_samples = 10\n", &i);
+    assert!(e.contains("block_samples is 10"), "{e}");
+}
+
+#[test]
+fn spatial_stages_need_geometry_and_say_so() {
+    let bare = info(4, false, false);
+    for stage in [
+        "kind = \"common_reference\"\nscope = \"local\"",
+        "kind = \"common_reference\"\nscope = \"shank\"",
+        "kind = \"whiten\"\nscope = \"local\"\nneighbours = 3",
+        "kind = \"interpolate_bad\"\nchannels = [1]",
+        "kind = \"phase_shift\"",
+    ] {
+        let e = refusal(&format!("[[stages]]\n{stage}\n"), &bare);
+        assert!(e.contains("geometry") && e.contains("rec"), "{stage}: {e}");
+    }
+    // Geometry without ADC slots: the phase shift alone is refused.
+    let no_adc = info(4, true, false);
+    let e = refusal("[[stages]]\nkind = \"phase_shift\"\n", &no_adc);
+    assert!(e.contains("ADC sample shift"), "{e}");
+    // The global reference needs none.
+    PipelineSpec::from_toml("[[stages]]\nkind = \"common_reference\"\n")
+        .unwrap()
+        .check(&bare)
+        .unwrap();
+}
+
+#[test]
+fn bad_numbers_and_orders_are_refused() {
+    let i = info(4, true, true);
+    let e = refusal(
+        "[[stages]]\nkind = \"interpolate_bad\"\nchannels = [9]\n",
+        &i,
+    );
+    assert!(e.contains("channel 9") && e.contains("4 channels"), "{e}");
+    let e = refusal(
+        "[[stages]]\nkind = \"interpolate_bad\"\nchannels = [0, 1, 2, 3]\n",
+        &i,
+    );
+    assert!(e.contains("every one"), "{e}");
+    let e = refusal(
+        "[[stages]]\nkind = \"whiten\"\nscope = \"local\"\nneighbours = 3\nradius_um = 50.0\n",
+        &i,
+    );
+    assert!(e.contains("exactly one"), "{e}");
+    let e = refusal("[[stages]]\nkind = \"whiten\"\nneighbours = 3\n", &i);
+    assert!(e.contains("global whitening"), "{e}");
+    let e = refusal("[[stages]]\nkind = \"whiten\"\nepsilon = -1.0\n", &i);
+    assert!(e.contains("epsilon -1"), "{e}");
+    let e = refusal(
+        "[[stages]]\nkind = \"scale\"\n\n[[stages]]\nkind = \"common_reference\"\n",
+        &i,
+    );
+    assert!(e.contains("last stage"), "{e}");
+    let e = refusal("[[stages]]\nkind = \"scale\"\ngain = 0.0\n", &i);
+    assert!(e.contains("gain 0"), "{e}");
+    let e = refusal("[[stages]]\nkind = \"phase_shift\"\nhalf_taps = 0\n", &i);
+    assert!(e.contains("half_taps 0"), "{e}");
+    let e = refusal(
+        "[[stages]]\nkind = \"common_reference\"\nscope = \"local\"\nlocal_radius_um = [55.0, 30.0]\n",
+        &i,
+    );
+    assert!(e.contains("annulus"), "{e}");
+}
