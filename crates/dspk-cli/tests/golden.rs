@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 use dspk_types::ComputeTarget;
 
 mod common;
-use common::{runtimes, scratch, text};
+use common::{runtimes, scratch, succeeded, text};
 
 /// Keys whose values vary from run to run (or machine to machine) in the JSON outputs.
 const VARYING: [&str; 14] = [
@@ -83,14 +83,7 @@ fn dspk_in(dir: &Path, args: &[&str]) -> Output {
 
 /// Stdout of a command that must succeed.
 fn ok_in(dir: &Path, args: &[&str]) -> String {
-    let out = dspk_in(dir, args);
-    assert!(
-        out.status.success(),
-        "dspk {args:?} failed ({:?}): {}",
-        out.status,
-        text(&out.stderr)
-    );
-    text(&out.stdout)
+    succeeded(args, dspk_in(dir, args))
 }
 
 /// A fixed raw recording: 6 channels of int16 at 30 kHz, 9 000 samples, from a fixed seed;

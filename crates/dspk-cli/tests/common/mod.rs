@@ -25,7 +25,12 @@ pub fn text(bytes: &[u8]) -> String {
 
 /// Output that must have succeeded, as stdout text.
 pub fn ok(args: &[&str]) -> String {
-    let out = dspk(args);
+    succeeded(args, dspk(args))
+}
+
+/// The stdout text of `dspk args`' output `out`, which must have succeeded (the failure shows
+/// its status and stderr): every test binary's one run-and-assert.
+pub fn succeeded(args: &[&str], out: Output) -> String {
     assert!(
         out.status.success(),
         "dspk {args:?} failed ({:?}): {}",
