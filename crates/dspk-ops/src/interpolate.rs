@@ -18,6 +18,7 @@ mod host;
 mod kernel;
 mod weights;
 
+use crate::upload::upload;
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use dspk_kernels::{GridLimits, LaunchGeometry, device_elements, f32_arg, u32_arg};
@@ -75,14 +76,6 @@ impl InterpolateStage {
 }
 
 /// A device buffer of 4-byte words (at least one: an empty list binds a buffer no unit reads).
-fn upload(client: &Client, words: impl Iterator<Item = [u8; 4]>) -> Handle {
-    let mut bytes: Vec<u8> = words.flatten().collect();
-    if bytes.is_empty() {
-        bytes = vec![0; 4];
-    }
-    client.create_from_slice(&bytes)
-}
-
 impl Stage for InterpolateStage {
     fn kind(&self) -> &'static str {
         "interpolate_bad"

@@ -19,6 +19,7 @@ pub mod reference;
 pub mod scale;
 pub mod shift;
 mod stage;
+mod upload;
 pub mod whiten;
 
 pub use chain::{Chain, Fits, Rows, build};

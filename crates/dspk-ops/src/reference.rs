@@ -22,6 +22,7 @@ mod host;
 mod kernel;
 mod sets;
 
+use crate::upload::upload;
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use dspk_kernels::{GridLimits, LaunchGeometry, device_elements, f32_arg, u32_arg};
@@ -72,9 +73,9 @@ impl ReferenceStage {
             client: client.clone(),
             operator: spec.operator,
             median: spec.median,
-            starts: upload_u32(client, &starts),
-            members: upload_u32(client, &members),
-            set_of: upload_u32(client, &set_of),
+            starts: upload(client, starts.iter().map(|v| v.to_le_bytes())),
+            members: upload(client, members.iter().map(|v| v.to_le_bytes())),
+            set_of: upload(client, set_of.iter().map(|v| v.to_le_bytes())),
             sets,
             references: None,
             limits: GridLimits::of(client),
@@ -97,17 +98,6 @@ impl ReferenceStage {
             }
         }
     }
-}
-
-/// A device buffer of `values` (at least one word: an empty list binds a buffer no unit
-/// reads).
-fn upload_u32(client: &Client, values: &[u32]) -> Handle {
-    let bytes: Vec<u8> = if values.is_empty() {
-        vec![0; 4]
-    } else {
-        values.iter().flat_map(|v| v.to_le_bytes()).collect()
-    };
-    client.create_from_slice(&bytes)
 }
 
 impl Stage for ReferenceStage {

@@ -1,6 +1,7 @@
 //! The whitening stage on the device: `y = W·x` at each sample, a dense matrix for global
 //! whitening and per-row neighbour lists for local whitening (applied as sparse).
 
+use crate::upload::upload;
 use cubecl::client::Client;
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -98,14 +99,6 @@ impl std::fmt::Debug for WhitenStage {
     }
 }
 
-fn f32_bytes(values: impl Iterator<Item = f32>) -> Vec<u8> {
-    values.flat_map(f32::to_le_bytes).collect()
-}
-
-fn u32_bytes(values: impl Iterator<Item = u32>) -> Vec<u8> {
-    values.flat_map(u32::to_le_bytes).collect()
-}
-
 impl WhitenStage {
     /// Uploads `matrix`: dense when every row mixes every channel, else as compressed rows.
     ///
@@ -117,7 +110,7 @@ impl WhitenStage {
             dspk_kernels::device_elements("dense whitening matrix", &[n, n])?;
             let dense = matrix.to_dense();
             Layout::Dense {
-                weights: client.create_from_slice(&f32_bytes(dense.iter().map(|&w| w as f32))),
+                weights: upload(client, dense.iter().map(|&w| (w as f32).to_le_bytes())),
             }
         } else {
             let rows = matrix.rows();
@@ -136,9 +129,15 @@ impl WhitenStage {
                 .flat_map(|r| r.weights.iter().map(|&w| w as f32));
             // A buffer of at least one value, so that an all-empty matrix still binds.
             Layout::Sparse {
-                offsets: client.create_from_slice(&u32_bytes(offsets.into_iter())),
-                columns: client.create_from_slice(&u32_bytes(columns.chain(std::iter::once(0)))),
-                weights: client.create_from_slice(&f32_bytes(weights.chain(std::iter::once(0.0)))),
+                offsets: upload(client, offsets.into_iter().map(u32::to_le_bytes)),
+                columns: upload(
+                    client,
+                    columns.chain(std::iter::once(0)).map(u32::to_le_bytes),
+                ),
+                weights: upload(
+                    client,
+                    weights.chain(std::iter::once(0.0)).map(f32::to_le_bytes),
+                ),
                 entries,
             }
         };
