@@ -8,6 +8,7 @@ use std::ops::Range;
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use dspk_types::{DspResult, PipelineError, PipelineSpec, RecordingInfo, StageSpec};
+use serde::{Deserialize, Serialize};
 
 use crate::filter::FilterStage;
 use crate::interpolate::InterpolateStage;
@@ -18,12 +19,17 @@ use crate::stage::{Halo, Span, Stage};
 use crate::whiten::{WhitenStage, WhiteningMatrix};
 
 /// What fitted stages were fitted to: each whitening stage's matrix, by the stage's position
-/// in the spec. Plain data, so that every window, device and job applies the same.
-#[derive(Debug, Clone, Default)]
+/// in the spec. Plain data (serde; written with a preprocessed recording's provenance and
+/// read back by the jobs that apply it), so that every window, device and job applies the
+/// same.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Fits {
     /// The whitening matrices, by stage position.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub whitening: BTreeMap<usize, WhiteningMatrix>,
 }
+
 
 /// The stages of a pipeline on one device, run back to back.
 pub struct Chain {
