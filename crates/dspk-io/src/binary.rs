@@ -44,7 +44,7 @@ pub const SIDECAR_VERSION: u32 = 1;
 /// too), `start_time` (seconds, number or exact text; none: the file has no clock, it starts
 /// at 0 and [`open_joined`](crate::open_joined) joins it end to end), `metadata` (text values),
 /// `probe` (the geometry, [`Probe`]'s fields: `channels` holds one contact or `null` per
-/// channel). Unknown fields are refused, so a typo is an error rather than a silently ignored
+/// channel), `provenance` (any JSON: how the file was made; not read). Unknown fields are refused, so a typo is an error rather than a silently ignored
 /// setting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,6 +89,11 @@ pub struct BinarySidecar {
     /// Free-form metadata.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
+    /// How the file was made (a preprocessing pass writes its pipeline, fitted parameters,
+    /// inputs, version, device and timings here), any JSON; readers carry it and ignore it.
+    /// Sidecars without it still read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<serde_json::Value>,
 }
 
 /// One segment of a [`BinarySidecar`].
@@ -193,6 +198,7 @@ impl BinarySidecar {
             measured_sample_rate: info.measured_rate,
             probe: info.probe.clone(),
             metadata: info.metadata.clone(),
+            provenance: None,
         }
     }
 

@@ -102,6 +102,7 @@ mod binary;
 mod decode;
 mod detect;
 pub mod durable;
+mod encode;
 mod guard;
 mod join;
 mod mapped;
@@ -117,6 +118,7 @@ mod writer;
 
 pub use binary::*;
 pub use detect::*;
+pub use encode::OutputFormat;
 pub use guard::*;
 pub use join::*;
 pub use npy::*;

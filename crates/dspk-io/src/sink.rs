@@ -1,19 +1,22 @@
-//! [`BinarySink`]: a convert's windows written as a raw binary `float32` file with its JSON
-//! sidecar — dspk-io's [`WindowSink`].
+//! [`BinarySink`]: a pass's windows written as a raw binary `float32` (or `int16`) file with its
+//! JSON sidecar — dspk-io's [`WindowSink`].
 
 use std::path::{Path, PathBuf};
 
 use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, SignalUnit, WindowSink};
 
-use crate::{BinaryWriter, WriteSummary, converted_info};
+use crate::{BinaryWriter, OutputFormat, WriteSummary, converted_info};
 
 /// Writes scaled windows to a raw binary file and its sidecar (a temporary file renamed into
-/// place at `finish`: a failed pass leaves no partial output).
+/// place at `finish`: a failed pass leaves no partial output), `float32` unless
+/// [`format`](Self::format) says otherwise.
 #[derive(Debug)]
 pub struct BinarySink {
     path: PathBuf,
     order: MemoryOrder,
     from: String,
+    format: OutputFormat,
+    provenance: Option<serde_json::Value>,
     writer: Option<BinaryWriter>,
     summary: Option<WriteSummary>,
 }
@@ -26,9 +29,24 @@ impl BinarySink {
             path: path.as_ref().to_path_buf(),
             order,
             from: from.into(),
+            format: OutputFormat::Float32,
+            provenance: None,
             writer: None,
             summary: None,
         }
+    }
+
+    /// Stores the windows as `format` says ([`OutputFormat::Int16`]: the windows hold whole
+    /// numbers already multiplied by its gain; the sidecar's gains are `1 / gain`).
+    pub fn format(mut self, format: OutputFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Records how the file was made in the sidecar's `provenance` (any JSON); call it before
+    /// the pass finishes the sink. A later call replaces an earlier one.
+    pub fn set_provenance(&mut self, provenance: serde_json::Value) {
+        self.provenance = Some(provenance);
     }
 
     /// What was written, once the pass has finished the sink.
@@ -47,7 +65,12 @@ impl BinarySink {
 impl WindowSink for BinarySink {
     fn begin(&mut self, info: &RecordingInfo, units: &[SignalUnit]) -> DspResult<()> {
         let out = converted_info(info, units, &self.from);
-        self.writer = Some(BinaryWriter::create(&self.path, &out, self.order)?);
+        self.writer = Some(BinaryWriter::create_as(
+            &self.path,
+            &out,
+            self.order,
+            self.format,
+        )?);
         Ok(())
     }
 
@@ -59,7 +82,10 @@ impl WindowSink for BinarySink {
     }
 
     fn finish(&mut self) -> DspResult<()> {
-        let writer = self.writer.take().ok_or_else(|| self.not_begun())?;
+        let mut writer = self.writer.take().ok_or_else(|| self.not_begun())?;
+        if let Some(provenance) = self.provenance.take() {
+            writer.set_provenance(provenance);
+        }
         self.summary = Some(writer.finish()?);
         Ok(())
     }

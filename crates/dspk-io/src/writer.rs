@@ -13,6 +13,7 @@ use dspk_types::{
 use crate::binary::{BinarySidecar, sidecar_path};
 use crate::decode;
 use crate::durable::{self, TempFile};
+use crate::encode::{self, OutputFormat};
 use crate::raw::file_error;
 
 /// The stage name of [`write_binary`]'s progress events (unit `"samples"`).
@@ -74,6 +75,10 @@ pub struct BinaryWriter {
     data: TempFile,
     total: u64,
     written: u64,
+    /// Whether an integer file takes [`write_window`](Self::write_window)'s values (made by
+    /// [`create_as`](Self::create_as); one made by `create_stored` has the source's gains and
+    /// takes stored bytes only).
+    whole_numbers: bool,
     /// Encoded values of the current window, channel-major.
     encoded: Vec<u8>,
     /// The current window transposed to time-major.
@@ -103,6 +108,29 @@ impl BinaryWriter {
         order: MemoryOrder,
     ) -> DspResult<Self> {
         Self::create_scaled(path.as_ref(), info, order, SampleFormat::F32)
+    }
+
+    /// A writer of scaled values stored as `format` says: `float32` as [`create`](Self::create),
+    /// or `int16` ([`OutputFormat::Int16`]: the values handed to
+    /// [`write_window`](Self::write_window) are whole numbers already multiplied by the gain,
+    /// stored as they are; the sidecar's gain of every channel is `1 / gain`, offset 0, units
+    /// `info`'s).
+    pub fn create_as(
+        path: impl AsRef<Path>,
+        info: &RecordingInfo,
+        order: MemoryOrder,
+        format: OutputFormat,
+    ) -> DspResult<Self> {
+        let gain = format.stored_gain()?;
+        let mut sidecar = BinarySidecar::from_info(info, order);
+        sidecar.format = format.sample_format();
+        for c in &mut sidecar.channels {
+            c.gain = gain;
+            c.offset = 0.0;
+        }
+        let mut writer = Self::with_sidecar(path.as_ref(), sidecar, info.samples)?;
+        writer.whole_numbers = true;
+        Ok(writer)
     }
 
     /// A writer of stored values in `info.format`, with `info`'s gains and offsets in the
@@ -157,6 +185,7 @@ impl BinaryWriter {
             data,
             total,
             written: 0,
+            whole_numbers: false,
             encoded: Vec::new(),
             transposed: Vec::new(),
         })
@@ -177,8 +206,17 @@ impl BinaryWriter {
         self.written
     }
 
-    /// Appends a window of scaled values, channel-major (`channels × n`, any `n`). Only a
-    /// `float32` or `float64` file takes scaled values (converted from `f32`).
+    /// Records where the file came from (the sidecar's `provenance`, written by
+    /// [`finish`](Self::finish)); a later call replaces an earlier one.
+    pub fn set_provenance(&mut self, provenance: serde_json::Value) {
+        self.sidecar.provenance = Some(provenance);
+    }
+
+    /// Appends a window of values, channel-major (`channels × n`, any `n`), as the file stores
+    /// them: scaled values in a `float32` or `float64` file (gain 1), whole numbers in range in
+    /// an `int16` file ([`create_as`](Self::create_as); any other value is an error naming it
+    /// and nothing of the window is written). Other formats take
+    /// [`write_stored_window`](Self::write_stored_window).
     pub fn write_window(&mut self, data: &[f32]) -> DspResult<()> {
         let c = self.channels();
         if !data.len().is_multiple_of(c) {
@@ -188,24 +226,47 @@ impl BinaryWriter {
                 data.len(),
             ));
         }
-        let mut encoded = std::mem::take(&mut self.encoded);
-        encoded.clear();
-        match self.sidecar.format {
-            SampleFormat::F32 => encoded.extend(data.iter().flat_map(|v| v.to_le_bytes())),
-            SampleFormat::F64 => {
-                encoded.extend(data.iter().flat_map(|&v| f64::from(v).to_le_bytes()))
-            }
-            other => {
-                self.encoded = encoded;
-                return Err(DspError::UnsupportedFormat(format!(
-                    "{} holds stored {other} values; write them with write_stored_window (scaled values go to float32 or float64 files)",
-                    self.path.display()
-                )));
-            }
+        let format = self.sidecar.format;
+        if format == SampleFormat::F32 {
+            // The values are the bytes: no copy before the write.
+            return self.write_stored_window(&encode::f32_bytes(data));
         }
-        let result = self.write_stored_window(&encoded);
+        let mut encoded = std::mem::take(&mut self.encoded);
+        let encoding = if format.is_float() || self.whole_numbers {
+            encode::encode(data, format, &mut encoded)
+        } else {
+            Err(None)
+        };
+        let result = match encoding {
+            Ok(()) => self.write_stored_window(&encoded),
+            Err(Some(bad)) => Err(self.unstorable(bad, data.len() / c)),
+            Err(None) => Err(DspError::UnsupportedFormat(format!(
+                "{} holds stored {format} values; write them with write_stored_window (scaled values go to float32 or float64 files, or to an int16 file made by create_as)",
+                self.path.display()
+            ))),
+        };
         self.encoded = encoded;
         result
+    }
+
+    /// The error of a value `bad` of a window of `n` samples that the file cannot store.
+    fn unstorable(&self, bad: encode::Unstorable, n: usize) -> DspError {
+        let ch = bad.index / n;
+        let name = self
+            .sidecar
+            .channels
+            .get(ch)
+            .and_then(|c| c.name.clone())
+            .unwrap_or_else(|| format!("ch{ch}"));
+        DspError::config(format!(
+            "value {} of channel {ch} ({name}) at sample {} cannot be stored in {}: an {} file holds whole numbers from {} to {} (the last stage rounds and saturates to them)",
+            bad.value,
+            self.written + (bad.index % n) as u64,
+            self.path.display(),
+            self.sidecar.format,
+            i16::MIN,
+            i16::MAX,
+        ))
     }
 
     /// Appends a window of stored little-endian values in the file's format, channel-major

@@ -8,5 +8,6 @@ mod detect;
 mod join;
 mod openephys;
 mod openephys_probe;
+mod sink;
 mod spikeglx;
 mod writer;
