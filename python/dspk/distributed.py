@@ -50,8 +50,8 @@ class Outcome:
     index: int
     """Its position in the list given."""
     result: Optional[dict] = None
-    """What the pass computed (see :func:`scan_task`, :func:`convert_task`); ``None`` on
-    failure."""
+    """What the pass computed (a scan's report, see :func:`scan_task`; :func:`convert_task`);
+    ``None`` on failure."""
     error: Optional[str] = None
     """Why it failed (the :class:`dspk.DspkError`'s message); ``None`` on success."""
     error_type: Optional[str] = None
@@ -90,9 +90,9 @@ def _where() -> str:
 
 def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None, stream: Optional[str] = None) -> dict:
     """What one task runs on a worker: opens ``path`` there (on the Open Ephys ``stream``
-    named, if any) and scans it (``dspk.scan``, ``options`` its keywords); returns a dict that pickles cheaply: the statistics as NumPy
-    arrays (``min``, ``max``, ``mean``, ``rms``, ``std``), ``dead``, ``noisy``, ``mask``,
-    ``median_std``, ``noisy_threshold``, the range, windows and the device; or ``error`` and
+    named, if any) and scans it (``dspk.scan``, ``options`` its keywords); returns the scan's
+    report as a dict (:meth:`dspk.ScanResult.to_dict`: what ``dspk scan --json`` prints and a
+    ``dspk run`` record holds, each channel's statistics under ``channels``), or ``error`` and
     ``error_type`` for a :class:`dspk.DspkError`."""
     import dspk
 
@@ -101,15 +101,7 @@ def scan_task(path: str, options: dict, devices: Optional[Sequence[int]] = None,
         r = dspk.scan(dspk.open(path, stream=stream), progress=False, device=device, **options)
     except dspk.DspkError as e:
         return {"error": str(e), "error_type": type(e).__name__, "worker": _where()}
-    result = {
-        "min": r.min, "max": r.max, "mean": r.mean, "rms": r.rms, "std": r.std,
-        "flags": r.flags, "dead": r.dead, "noisy": r.noisy, "mask": r.mask,
-        "median_std": r.median_std, "noisy_threshold": r.noisy_threshold, "units": r.units,
-        "start": r.start, "end": r.end, "window_samples": r.window_samples, "windows": r.windows,
-        "stored_bytes": r.stored_bytes, "wall_s": r.wall_s, "throughput_mb_s": r.throughput_mb_s,
-        "runtime": r.runtime, "device": r.device,
-    }
-    return {"result": result, "worker": _where()}
+    return {"result": r.to_dict(), "worker": _where()}
 
 
 def convert_task(

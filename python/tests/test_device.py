@@ -72,6 +72,50 @@ def test_scan_equals_the_program(spikeglx, dspk_program, runtime, rng):
     np.testing.assert_array_equal(r.max, values.max(axis=1))
 
 
+# What differs between two runs of one scan: the clocks.
+TIMINGS = ("realtime_factor", "throughput_mb_s", "wall_s")
+DEVICE_TIMINGS = ("setup_s", "start_s", "throughput_mb_s", "wall_s")
+
+
+def without_timings(report: dict) -> dict:
+    """A scan report (``dspk scan --json``'s schema) less the figures of its clocks."""
+    out = {k: v for k, v in report.items() if k not in TIMINGS}
+    out["devices"] = [{k: v for k, v in d.items() if k not in DEVICE_TIMINGS} for d in report["devices"]]
+    return out
+
+
+@pytest.mark.parametrize("source", ["spikeglx", "synthetic"])
+def test_scan_report_is_the_programs_json(source, spikeglx, dspk_program, runtime):
+    """``ScanResult.to_dict()`` is what ``dspk scan --json`` prints for the same scan, field for
+    field but the clocks; every attribute of the result is read from that report."""
+    if source == "spikeglx":  # a sync channel: a dimensionless unit
+        rec, args = dspk.open(str(spikeglx.bin)), [str(spikeglx.bin)]
+    else:  # planted channels, the synthetic recording's label
+        rec, args = dspk.synthetic(samples=6000), ["--synthetic-duration", "6000smp"]
+    r = dspk.scan(rec, runtime=runtime, window_samples=2500, progress=False)
+    p = program_json(dspk_program, "scan", *args, "--runtime", runtime, "--window-samples", "2500")
+    d = r.to_dict()
+    assert d.keys() == p.keys() and [x.keys() for x in d["devices"]] == [x.keys() for x in p["devices"]]
+    assert without_timings(d) == without_timings(p)
+    assert json.loads(r.to_json()) == d and r.to_json().endswith("}\n")
+    rows = d["channels"]
+    for k in ("min", "max", "mean", "rms", "std"):
+        assert getattr(r, k).tolist() == [c[k] for c in rows], k
+    assert r.flags == [c["flag"] for c in rows]
+    assert r.units == ["" if c["unit"] == "dimensionless" else c["unit"] for c in rows]
+    assert r.mask.tolist() == [i not in d["mask"]["disabled"] for i in range(d["mask"]["total_channels"])]
+    same = ("dead", "noisy", "median_std", "noisy_threshold", "window_samples", "windows", "stored_bytes",
+            "wall_s", "throughput_mb_s", "realtime_factor", "decode", "runtime", "device")
+    assert {k: getattr(r, k) for k in same} == {k: d[k] for k in same}
+    assert (r.start, r.end) == (d["start_sample"], d["end_sample"]) == (0, rec.samples)
+    assert r.setup_s == max(x["setup_s"] for x in d["devices"])
+    if source == "spikeglx":
+        assert r.units[-1] == "" and rows[-1]["unit"] == "dimensionless" and d["recording"] == str(spikeglx.bin)
+    else:
+        assert d["planted"] == {"dead": rec.planted_dead, "noisy": rec.planted_noisy}
+        assert d["recording"] == "built-in synthetic recording"
+
+
 def test_progress_reaches_a_callable_and_its_exception_is_raised(runtime):
     rec = dspk.synthetic(samples=20_000, channels=16, dead=[], noisy=[])
     events = []

@@ -264,7 +264,7 @@ def test_an_experiment_of_several_streams_opens_on_the_stream_named(tmp_path, rn
 
     task = scan_task(str(experiment), {"runtime": runtime}, None, stream=PROBE)
     assert "result" in task, task
-    np.testing.assert_array_equal(task["result"]["rms"], package.rms)
+    np.testing.assert_array_equal([c["rms"] for c in task["result"]["channels"]], package.rms)
     assert "choose one" in scan_task(str(experiment), {"runtime": runtime})["error"]
     # A cluster plan of the folder: a job per stream and recording, each result the scan of that
     # stream's segment run locally.

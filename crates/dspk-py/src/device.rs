@@ -6,15 +6,15 @@ use std::path::{Path, PathBuf};
 use pyo3::prelude::*;
 
 use dspk_device::{Catalog, DeviceChoice, TargetExt as _, describe};
-use dspk_io::BinarySink;
-use dspk_stream::{DecodeRoute, ScanOptions};
+use dspk_io::{BinarySink, Origin};
+use dspk_stream::{DecodeRoute, PassDevice, Planted, ScanOptions, ScanReport, ScanSubject};
 use dspk_types::{ChannelMapFile, ComputeTarget, DspError, DspResult, Selection, SelectionPart};
 
 use crate::args;
 use crate::errors::{OrRaise, error};
 use crate::progress::PySink;
 use crate::recording::{Recording, order_from};
-use crate::results::{ConvertResult, PassFigures, ScanResult};
+use crate::results::{ConvertResult, PassFigures, ScanResult, json_loads};
 
 /// The runtime `name` names, else `DSPK_RUNTIME`'s, else the first compiled in.
 pub(crate) fn target_of(name: Option<&str>) -> PyResult<ComputeTarget> {
@@ -38,13 +38,25 @@ pub(crate) fn client_of(
     target: ComputeTarget,
     index: Option<usize>,
 ) -> DspResult<cubecl::client::Client> {
-    match index {
-        None => Ok(target.client()?),
-        Some(i) => {
-            let mut chosen = Catalog::list().open(&DeviceChoice::Listed(vec![i]), Some(target))?;
-            Ok(chosen.remove(0).client)
-        }
-    }
+    pass_device(target, index).map(|d| d.client)
+}
+
+/// Device `index` of `target`, named as `dspk --devices INDEX` names it, else `target`'s
+/// default device, named by its adapter as `dspk` names it without `--devices`.
+fn pass_device(target: ComputeTarget, index: Option<usize>) -> DspResult<PassDevice> {
+    let Some(i) = index else {
+        let client = target.client()?;
+        let label = describe(&client).adapter_name;
+        return Ok(PassDevice { client, label });
+    };
+    let chosen = Catalog::list().open(&DeviceChoice::Listed(vec![i]), Some(target))?;
+    let d = chosen.into_iter().next().ok_or_else(|| {
+        DspError::config(format!("device {i}: the catalog opened no device for it"))
+    })?;
+    Ok(PassDevice {
+        client: d.client,
+        label: d.label,
+    })
 }
 
 /// The decode route `name` names (default: staging where possible).
@@ -69,8 +81,7 @@ pub(crate) fn devices(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
             }
         }
     }
-    py.import("json")?
-        .call_method1("loads", (value.to_string(),))
+    json_loads(py, &value.to_string())
 }
 
 /// Scans samples `start..end` (default: all; sample indices, or times as the program writes
@@ -95,15 +106,13 @@ pub(crate) fn scan(
 ) -> PyResult<ScanResult> {
     let target = target_of(runtime)?;
     let route = route_of(decode)?;
-    let info = recording.source.info();
-    let range = args::pass_range(start, end, info, ("start", "end"))?;
+    let range = args::pass_range(start, end, recording.source.info(), ("start", "end"))?;
     let asked = args::opt_index(window_samples, "window_samples")?;
     let sink = PySink::new(progress.filter(|p| !p.is_none(py)));
     let source = recording.source.clone();
-    let rate = info.sample_rate;
+    let subject = subject_of(recording);
     let outcome = py.detach(|| -> DspResult<_> {
-        let client = client_of(target, device)?;
-        let device = describe(&client).adapter_name;
+        let device = pass_device(target, device)?;
         let options = ScanOptions {
             range: Some(range),
             window_samples: asked,
@@ -111,13 +120,30 @@ pub(crate) fn scan(
             progress: &sink,
             fill_threads: None,
         };
-        Ok((dspk_stream::scan(&client, source, &options)?, device))
+        let devices = [device];
+        let result = dspk_stream::scan_on(&devices, source.clone(), &options)?;
+        ScanReport::new(subject, source.info(), &result, target, &devices)
     });
     sink.finish()?;
-    let (result, device) = outcome.or_raise()?;
-    let samples = result.range.end - result.range.start;
-    let figures = PassFigures::new(&result.report, samples, rate, target.name().into(), device);
-    Ok(ScanResult::new(py, &result, figures))
+    Ok(ScanResult::new(py, outcome.or_raise()?))
+}
+
+/// What a scan's report says of `recording` beyond its information: the same as `dspk scan`
+/// says of it (no mask is written from Python).
+fn subject_of(recording: &Recording) -> ScanSubject {
+    let planted = match &recording.origin {
+        Origin::Synthetic { dead, noisy } => Some(Planted {
+            dead: dead.clone(),
+            noisy: noisy.clone(),
+        }),
+        _ => None,
+    };
+    ScanSubject {
+        label: recording.label(),
+        warnings: recording.warnings.clone(),
+        planted,
+        mask_path: None,
+    }
 }
 
 /// Converts `recording` to a raw binary `float32` file `out` with a JSON sidecar, decoded on

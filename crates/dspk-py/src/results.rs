@@ -1,14 +1,15 @@
-//! What `scan` and `convert` return: plain result objects, per-channel figures as NumPy arrays.
+//! What `scan` and `convert` return: a scan's `ScanReport` and a convert's figures, per-channel
+//! figures as NumPy arrays.
 
 use std::path::PathBuf;
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
 
-use dspk_stream::{Flag, PassReport, ScanResult as Scan};
+use dspk_stream::{ChannelFigures, PassReport, ScanReport};
 use dspk_types::SampleRate;
 
-/// What a pass did, as the fields both results share.
+/// What a convert's pass did.
 #[derive(Debug, Clone)]
 pub(crate) struct PassFigures {
     pub(crate) runtime: String,
@@ -17,7 +18,6 @@ pub(crate) struct PassFigures {
     pub(crate) windows: usize,
     pub(crate) stored_bytes: u64,
     pub(crate) wall_s: f64,
-    pub(crate) setup_s: f64,
     pub(crate) throughput_mb_s: f64,
     pub(crate) realtime_factor: f64,
 }
@@ -42,123 +42,232 @@ impl PassFigures {
             windows: report.windows,
             stored_bytes: report.stored_bytes,
             wall_s,
-            setup_s: report.setup.as_secs_f64(),
             throughput_mb_s: report.bytes_per_second() / 1e6,
             realtime_factor: if wall_s > 0.0 { seconds / wall_s } else { 0.0 },
         }
     }
 }
 
-/// The result of `dspk.scan`: per-channel statistics (in each channel's unit, µV for voltages),
-/// the dead and noisy channels, the mask without them, and what the device pass did.
-#[pyclass(module = "dspk", frozen, get_all)]
+/// The result of `dspk.scan`: the pass's [`ScanReport`], the value `dspk scan --json` prints,
+/// with its per-channel columns as NumPy arrays. Every attribute is read from the report.
+#[pyclass(module = "dspk", frozen)]
 pub struct ScanResult {
-    /// Per-channel minimum (`float64`).
+    report: ScanReport,
+    columns: Columns,
+}
+
+/// A report's per-channel figures as NumPy arrays, made once.
+struct Columns {
     min: Py<PyArray1<f64>>,
-    /// Per-channel maximum.
     max: Py<PyArray1<f64>>,
-    /// Per-channel mean.
     mean: Py<PyArray1<f64>>,
-    /// Per-channel root mean square.
     rms: Py<PyArray1<f64>>,
-    /// Per-channel standard deviation.
     std: Py<PyArray1<f64>>,
-    /// Per channel `"dead"`, `"noisy"` or `None`.
-    flags: Vec<Option<&'static str>>,
-    /// Channels flagged dead (flat), ascending.
-    dead: Vec<usize>,
-    /// Channels flagged noisy, ascending.
-    noisy: Vec<usize>,
-    /// One `bool` per channel, `True` for a good channel (neither dead nor noisy).
     mask: Py<PyArray1<bool>>,
-    /// The median standard deviation of the channels that are not dead.
-    median_std: f64,
-    /// The standard deviation above which a channel is noisy.
-    noisy_threshold: f64,
-    /// Per channel, the unit of the statistics.
-    units: Vec<String>,
-    /// First sample scanned.
-    start: u64,
-    /// One past the last sample scanned.
-    end: u64,
-    /// Samples per window.
-    window_samples: u64,
-    /// Windows decoded.
-    windows: usize,
-    /// Stored bytes read and sent to the device.
-    stored_bytes: u64,
-    /// Wall time of the device pass, seconds.
-    wall_s: f64,
-    /// The part of `wall_s` spent setting up (buffers, kernels) before the first window.
-    setup_s: f64,
-    /// Stored megabytes (10^6 bytes) per second of wall time.
-    throughput_mb_s: f64,
-    /// Seconds of recording scanned per second of wall time.
-    realtime_factor: f64,
-    /// Where windows were decoded (`"staging"` or `"copy"`).
-    decode: String,
-    /// The runtime (`"wgpu"`, …).
-    runtime: String,
-    /// The device's name.
-    device: String,
 }
 
 impl ScanResult {
-    /// The Python result of `scan`.
-    pub(crate) fn new(py: Python<'_>, scan: &Scan, figures: PassFigures) -> Self {
-        let column = |f: &dyn Fn(&dspk_kernels::ChannelStats) -> f64| {
-            PyArray1::from_vec(py, scan.stats.iter().map(f).collect()).unbind()
+    /// The Python result of a scan whose report is `report`.
+    pub(crate) fn new(py: Python<'_>, report: ScanReport) -> Self {
+        let column = |f: fn(&ChannelFigures) -> f64| {
+            PyArray1::from_vec(py, report.channels.iter().map(f).collect()).unbind()
         };
-        let mask: Vec<bool> = (0..scan.mask.total_channels())
-            .map(|i| scan.mask.is_enabled(i))
-            .collect();
-        Self {
-            min: column(&|s| s.min),
-            max: column(&|s| s.max),
-            mean: column(&|s| s.mean()),
-            rms: column(&|s| s.rms()),
-            std: column(&|s| s.std()),
-            flags: scan
-                .classification
-                .flags
-                .iter()
-                .map(|f| f.map(Flag::name))
-                .collect(),
-            dead: scan.dead(),
-            noisy: scan.noisy(),
-            mask: PyArray1::from_vec(py, mask).unbind(),
-            median_std: scan.classification.median_std,
-            noisy_threshold: scan.classification.noisy_threshold,
-            units: scan
-                .scaling
-                .units
-                .iter()
-                .map(|u| u.symbol().to_string())
-                .collect(),
-            start: scan.range.start,
-            end: scan.range.end,
-            window_samples: scan.window_samples,
-            windows: figures.windows,
-            stored_bytes: figures.stored_bytes,
-            wall_s: figures.wall_s,
-            setup_s: figures.setup_s,
-            throughput_mb_s: figures.throughput_mb_s,
-            realtime_factor: figures.realtime_factor,
-            decode: figures.decode,
-            runtime: figures.runtime,
-            device: figures.device,
-        }
+        let mask = &report.mask;
+        let enabled = (0..mask.total_channels()).map(|i| mask.is_enabled(i));
+        let columns = Columns {
+            min: column(|c| c.min),
+            max: column(|c| c.max),
+            mean: column(|c| c.mean),
+            rms: column(|c| c.rms),
+            std: column(|c| c.std),
+            mask: PyArray1::from_vec(py, enabled.collect()).unbind(),
+        };
+        Self { report, columns }
     }
 }
 
 #[pymethods]
 impl ScanResult {
+    /// Per-channel minimum (`float64`), in each channel's unit (µV for voltages).
+    #[getter]
+    fn min(&self, py: Python<'_>) -> Py<PyArray1<f64>> {
+        self.columns.min.clone_ref(py)
+    }
+
+    /// Per-channel maximum.
+    #[getter]
+    fn max(&self, py: Python<'_>) -> Py<PyArray1<f64>> {
+        self.columns.max.clone_ref(py)
+    }
+
+    /// Per-channel mean.
+    #[getter]
+    fn mean(&self, py: Python<'_>) -> Py<PyArray1<f64>> {
+        self.columns.mean.clone_ref(py)
+    }
+
+    /// Per-channel root mean square.
+    #[getter]
+    fn rms(&self, py: Python<'_>) -> Py<PyArray1<f64>> {
+        self.columns.rms.clone_ref(py)
+    }
+
+    /// Per-channel standard deviation.
+    #[getter]
+    fn std(&self, py: Python<'_>) -> Py<PyArray1<f64>> {
+        self.columns.std.clone_ref(py)
+    }
+
+    /// One `bool` per channel, `True` for a good channel (neither dead nor noisy).
+    #[getter]
+    fn mask(&self, py: Python<'_>) -> Py<PyArray1<bool>> {
+        self.columns.mask.clone_ref(py)
+    }
+
+    /// Per channel `"dead"`, `"noisy"` or `None`.
+    #[getter]
+    fn flags(&self) -> Vec<Option<String>> {
+        self.report
+            .channels
+            .iter()
+            .map(|c| c.flag.clone())
+            .collect()
+    }
+
+    /// Per channel, the unit of the statistics, by its symbol as `Recording.units` gives it:
+    /// the report names a dimensionless unit `dimensionless`, Python `""`.
+    #[getter]
+    fn units(&self) -> Vec<String> {
+        let symbol = |u: &str| if u == "dimensionless" { "" } else { u }.to_string();
+        self.report
+            .channels
+            .iter()
+            .map(|c| symbol(&c.unit))
+            .collect()
+    }
+
+    /// Channels flagged dead (flat), ascending.
+    #[getter]
+    fn dead(&self) -> Vec<usize> {
+        self.report.dead.clone()
+    }
+
+    /// Channels flagged noisy, ascending.
+    #[getter]
+    fn noisy(&self) -> Vec<usize> {
+        self.report.noisy.clone()
+    }
+
+    /// The median standard deviation of the channels that are not dead.
+    #[getter]
+    fn median_std(&self) -> f64 {
+        self.report.median_std
+    }
+
+    /// The standard deviation above which a channel is noisy.
+    #[getter]
+    fn noisy_threshold(&self) -> f64 {
+        self.report.noisy_threshold
+    }
+
+    /// First sample scanned.
+    #[getter]
+    fn start(&self) -> u64 {
+        self.report.start_sample
+    }
+
+    /// One past the last sample scanned.
+    #[getter]
+    fn end(&self) -> u64 {
+        self.report.end_sample
+    }
+
+    /// Samples per window.
+    #[getter]
+    fn window_samples(&self) -> u64 {
+        self.report.window_samples
+    }
+
+    /// Windows decoded.
+    #[getter]
+    fn windows(&self) -> usize {
+        self.report.windows
+    }
+
+    /// Stored bytes read and sent to the device.
+    #[getter]
+    fn stored_bytes(&self) -> u64 {
+        self.report.stored_bytes
+    }
+
+    /// Wall time of the device pass, seconds.
+    #[getter]
+    fn wall_s(&self) -> f64 {
+        self.report.wall_s
+    }
+
+    /// The part of `wall_s` spent setting up (buffers, kernels) before the first window.
+    #[getter]
+    fn setup_s(&self) -> f64 {
+        self.report.setup_s()
+    }
+
+    /// Stored megabytes (10^6 bytes) per second of wall time.
+    #[getter]
+    fn throughput_mb_s(&self) -> f64 {
+        self.report.throughput_mb_s
+    }
+
+    /// Seconds of recording scanned per second of wall time.
+    #[getter]
+    fn realtime_factor(&self) -> f64 {
+        self.report.realtime_factor
+    }
+
+    /// Where windows were decoded (`"staging"` or `"copy"`).
+    #[getter]
+    fn decode(&self) -> &str {
+        &self.report.decode
+    }
+
+    /// The runtime (`"wgpu"`, …).
+    #[getter]
+    fn runtime(&self) -> &'static str {
+        self.report.runtime.name()
+    }
+
+    /// The device's name.
+    #[getter]
+    fn device(&self) -> &str {
+        &self.report.device
+    }
+
+    /// The report as `dspk scan --json` prints it (and `dspk run` records it).
+    fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.report).expect("a scan report serialises") + "\n"
+    }
+
+    /// The report as a dict: `json.loads` of [`to_json`](Self::to_json), the schema of
+    /// `dspk scan --json`, of a `dspk run` record's result and of `dspk.distributed`'s results
+    /// (figures that cannot be had are `None`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let text = serde_json::to_string(&self.report).expect("a scan report serialises");
+        json_loads(py, &text)
+    }
+
     fn __repr__(&self) -> String {
+        let r = &self.report;
         format!(
             "<dspk.ScanResult samples {}..{}: dead {:?}, noisy {:?}, {:.1} MB/s on {}>",
-            self.start, self.end, self.dead, self.noisy, self.throughput_mb_s, self.device
+            r.start_sample, r.end_sample, r.dead, r.noisy, r.throughput_mb_s, r.device
         )
     }
+}
+
+/// JSON `text` as Python's `json.loads` reads it: how a serde value of the libraries (a
+/// report, the device catalog) becomes Python's dicts and lists.
+pub(crate) fn json_loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import("json")?.call_method1("loads", (text,))
 }
 
 /// The result of `dspk.convert`: what was written and what the device pass did.
