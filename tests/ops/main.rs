@@ -1,6 +1,7 @@
 //! The preprocessing stages of `dspk-ops` on every runtime: each stage against its `f64` host
 //! reference, and the chain's output the same bits for any windows and devices.
 
+mod center;
 mod chain;
 mod filter;
 mod interpolate;

@@ -173,6 +173,7 @@ pub fn measure_stages(client: &Client) -> DspResult<Vec<StageFigure>> {
 /// A stage in a few words.
 fn describe(stage: &StageSpec) -> String {
     match stage {
+        StageSpec::Center(_) => "center (channel means)".into(),
         StageSpec::Filter(f) => format!(
             "filter {:?} {:?} Hz order {} ({:?})",
             f.band, f.cutoff_hz, f.order, f.direction

@@ -10,6 +10,7 @@ use cubecl::server::Handle;
 use dspk_types::{DspResult, PipelineError, PipelineSpec, RecordingInfo, StageSpec};
 use serde::{Deserialize, Serialize};
 
+use crate::center::CenterStage;
 use crate::filter::FilterStage;
 use crate::interpolate::InterpolateStage;
 use crate::reference::ReferenceStage;
@@ -18,18 +19,20 @@ use crate::shift::PhaseShiftStage;
 use crate::stage::{Halo, Span, Stage};
 use crate::whiten::{WhitenStage, WhiteningMatrix};
 
-/// What fitted stages were fitted to: each whitening stage's matrix, by the stage's position
-/// in the spec. Plain data (serde; written with a preprocessed recording's provenance and
-/// read back by the jobs that apply it), so that every window, device and job applies the
-/// same.
+/// What fitted stages were fitted to: each whitening stage's matrix and each centring stage's
+/// channel means, by the stage's position in the spec. Plain data (serde; written with a
+/// preprocessed recording's provenance and read back by the jobs that apply it), so that every
+/// window, device and job applies the same.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Fits {
     /// The whitening matrices, by stage position.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub whitening: BTreeMap<usize, WhiteningMatrix>,
+    /// Each centring stage's channel means (µV, channel order), by stage position.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub centers: BTreeMap<usize, Vec<f64>>,
 }
-
 
 /// The stages of a pipeline on one device, run back to back.
 pub struct Chain {
@@ -50,11 +53,12 @@ impl std::fmt::Debug for Chain {
 }
 
 /// The first `count` stages of `spec` on `client`'s device, for windows of `info` (`spec`
-/// checked against `info` first); a whitening stage among them takes its matrix from `fits`.
+/// checked against `info` first); a whitening stage among them takes its matrix from `fits`,
+/// a centring stage its means.
 ///
 /// # Errors
-/// A spec that does not pass [`PipelineSpec::check`], a whitening stage with no fitted matrix,
-/// and what each stage's constructor refuses.
+/// A spec that does not pass [`PipelineSpec::check`], a whitening stage with no fitted matrix
+/// (a centring stage without means), and what each stage's constructor refuses.
 pub fn build(
     client: &Client,
     spec: &PipelineSpec,
@@ -66,6 +70,17 @@ pub fn build(
     let mut stages: Vec<Box<dyn Stage>> = Vec::new();
     for (index, stage) in spec.stages.iter().enumerate().take(count) {
         stages.push(match stage {
+            StageSpec::Center(_) => {
+                let means = fits
+                    .centers
+                    .get(&index)
+                    .ok_or_else(|| PipelineError::Stage {
+                        index,
+                        kind: stage.kind(),
+                        reason: "no fitted channel means: fit them first".into(),
+                    })?;
+                Box::new(CenterStage::new(client, means)?)
+            }
             StageSpec::Filter(f) => {
                 Box::new(FilterStage::new(client, f, spec.block_samples, info)?)
             }

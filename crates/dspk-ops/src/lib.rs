@@ -12,6 +12,7 @@
 //! environment and knows no files. Every stage has a host reference in `f64` that the tests
 //! hold the device to.
 
+pub mod center;
 mod chain;
 pub mod filter;
 pub mod interpolate;

@@ -1,4 +1,4 @@
-//! The fitting pass of fitted stages (whitening): the chain before the stage, run on the
+//! The fitting pass of fitted stages (whitening, centring): the chain before the stage, run on the
 //! stage's fit windows (a seeded, stated choice), its output accumulated on the device, the
 //! result solved on the host in `f64` — once per recording, on the first device, so that every
 //! window, device and job applies the same fitted data. A stage whose spec names a matrix file
@@ -7,6 +7,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use dspk_ops::center::MeanKernel;
 use dspk_ops::whiten::{CovarianceKernel, WhiteningMatrix, fit_windows};
 use dspk_ops::{Fits, Rows, Span, build};
 use dspk_types::{
@@ -17,8 +18,8 @@ use dspk_types::{
 use crate::preprocess::segment_of;
 use crate::{DecodeRoute, DevicePass, Flow, PassDevice};
 
-/// `fits` completed with every whitening stage of `spec` it lacks, fitted in stage order on
-/// the first of `devices`.
+/// `fits` completed with every whitening and centring stage of `spec` it lacks, fitted in
+/// stage order on the first of `devices`.
 ///
 /// # Errors
 /// What the pass or the stages refuse.
@@ -35,6 +36,13 @@ pub fn fit(
     let client = &device.client;
     let info = source.info().clone();
     for (index, stage) in spec.stages.iter().enumerate() {
+        if let StageSpec::Center(c) = stage
+            && !fits.centers.contains_key(&index)
+        {
+            let means = fit_means(client, source, spec, &fits, index, &c.fit, route)?;
+            fits.centers.insert(index, means);
+            continue;
+        }
         let StageSpec::Whiten(w) = stage else {
             continue;
         };
@@ -78,6 +86,51 @@ pub fn fit(
         fits.whitening.insert(index, matrix);
     }
     Ok(fits)
+}
+
+/// The channel means of the centring stage at `index`: the chain before it run on its fit
+/// windows, summed on the device.
+fn fit_means(
+    client: &cubecl::client::Client,
+    source: &Arc<dyn RecordingSource>,
+    spec: &PipelineSpec,
+    fits: &Fits,
+    index: usize,
+    fit: &dspk_types::FitSpec,
+    route: DecodeRoute,
+) -> DspResult<Vec<f64>> {
+    let info = source.info();
+    let mut chain = build(client, spec, info, fits, index)?;
+    let halo = chain.halo();
+    let windows: Vec<HaloWindow> = fit_windows(info, fit)
+        .into_iter()
+        .enumerate()
+        .map(|(i, valid)| halo_window(info, i, valid, halo.before, halo.after))
+        .collect();
+    let mut means = MeanKernel::new(client, info.channel_count())?;
+    DevicePass::new(client, source.clone(), windows)
+        .route(route)
+        .run(|window, decoded| {
+            let rows = Rows {
+                channels: decoded.channels(),
+                stride: decoded.samples(),
+                origin: window.read_global.start,
+                segment: segment_of(info, &window.valid_global),
+            };
+            let out = chain.run(decoded.handle(), &rows, window.valid_local.clone())?;
+            means.accumulate(
+                &out,
+                &Span {
+                    channels: rows.channels,
+                    stride: rows.stride,
+                    origin: rows.origin,
+                    segment: rows.segment,
+                    produce: window.valid_local.clone(),
+                },
+            )?;
+            Ok(Flow::Continue)
+        })?;
+    means.finish()
 }
 
 /// The whitening matrix a spec names (JSON written by [`WhiteningMatrix::to_json`]), checked

@@ -101,6 +101,8 @@ impl PipelineSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum StageSpec {
+    /// Subtract from each channel a constant fitted once per recording (its mean).
+    Center(CenterSpec),
     /// A Butterworth filter in time.
     Filter(FilterSpec),
     /// Subtract, at each sample, the median or mean of a set of channels.
@@ -119,6 +121,7 @@ impl StageSpec {
     /// The stage's name as written in specs (`kind`).
     pub fn kind(&self) -> &'static str {
         match self {
+            StageSpec::Center(_) => "center",
             StageSpec::Filter(_) => "filter",
             StageSpec::CommonReference(_) => "common_reference",
             StageSpec::PhaseShift(_) => "phase_shift",
@@ -332,6 +335,18 @@ impl Default for FitSpec {
             seed: 0,
         }
     }
+}
+
+/// Each channel minus a constant: its mean over the fit windows, fitted once per recording
+/// (Kilosort4 removes each channel's mean per 2 s batch before its median; a constant fitted
+/// once keeps the output free of batch seams). A fit window as long as the recording (or
+/// longer) makes it the recording's mean.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CenterSpec {
+    /// Where the means are fitted.
+    #[serde(default)]
+    pub fit: FitSpec,
 }
 
 /// ZCA whitening, `W = E·diag(1/√(λ + ε))·Eᵀ` of the channels' covariance.

@@ -1,8 +1,9 @@
 //! [`PipelineSpec::check`]: a spec validated against the recording it will run on.
 
 use super::{
-    FilterBand, FilterSpec, InterpolateSpec, MAX_FILTER_ORDER, PhaseShiftSpec, PipelineError,
-    PipelineSpec, ReferenceScope, ReferenceSpec, ScaleSpec, StageSpec, WhitenScope, WhitenSpec,
+    CenterSpec, FilterBand, FilterSpec, InterpolateSpec, MAX_FILTER_ORDER, PhaseShiftSpec,
+    PipelineError, PipelineSpec, ReferenceScope, ReferenceSpec, ScaleSpec, StageSpec, WhitenScope,
+    WhitenSpec,
 };
 use crate::{Probe, RecordingInfo};
 
@@ -39,6 +40,7 @@ impl PipelineSpec {
                 reason,
             };
             let checked = match stage {
+                StageSpec::Center(c) => center(c),
                 StageSpec::Filter(f) => filter(f, info, self.block_samples),
                 StageSpec::CommonReference(r) => reference(r, info),
                 StageSpec::PhaseShift(p) => phase_shift(p, info),
@@ -137,6 +139,16 @@ fn reference(r: &ReferenceSpec, info: &RecordingInfo) -> Result<(), String> {
             probe_for(info, "a local reference").map(|_| ())
         }
     }
+}
+
+fn center(c: &CenterSpec) -> Result<(), String> {
+    if c.fit.windows == 0 || c.fit.window_samples == 0 {
+        return Err(format!(
+            "the fit needs at least one window of at least one sample, got {} of {}",
+            c.fit.windows, c.fit.window_samples
+        ));
+    }
+    Ok(())
 }
 
 fn phase_shift(p: &PhaseShiftSpec, info: &RecordingInfo) -> Result<(), String> {

@@ -209,3 +209,19 @@ fn bad_numbers_and_orders_are_refused() {
     );
     assert!(e.contains("annulus"), "{e}");
 }
+
+#[test]
+fn a_center_stage_needs_a_fit_window() {
+    let e = refusal(
+        "[[stages]]\nkind = \"center\"\nfit = { windows = 0 }\n",
+        &info(4, false, false),
+    );
+    assert!(
+        e.contains("stage 0 (center)") && e.contains("0 of 15000"),
+        "{e}"
+    );
+    PipelineSpec::from_toml("[[stages]]\nkind = \"center\"\n")
+        .unwrap()
+        .check(&info(4, false, false))
+        .unwrap();
+}
