@@ -44,6 +44,8 @@ from ._dspk import (
     concat,
     devices,
     open,
+    pipeline_preset,
+    pipeline_presets,
     synthetic,
     whitening_matrix,
 )
@@ -72,6 +74,8 @@ __all__ = [
     "devices",
     "from_spikeinterface",
     "open",
+    "pipeline_preset",
+    "pipeline_presets",
     "scan",
     "synthetic",
     "whitening_matrix",

@@ -54,7 +54,8 @@ impl std::fmt::Debug for Chain {
 
 /// The first `count` stages of `spec` on `client`'s device, for windows of `info` (`spec`
 /// checked against `info` first); a whitening stage among them takes its matrix from `fits`,
-/// a centring stage its means.
+/// a centring stage its means. An optional phase shift that does not apply to `info`
+/// ([`PhaseShiftSpec::applies_to`](dspk_types::PhaseShiftSpec::applies_to)) is left out.
 ///
 /// # Errors
 /// A spec that does not pass [`PipelineSpec::check`], a whitening stage with no fitted matrix
@@ -69,6 +70,12 @@ pub fn build(
     spec.check(info)?;
     let mut stages: Vec<Box<dyn Stage>> = Vec::new();
     for (index, stage) in spec.stages.iter().enumerate().take(count) {
+        if let StageSpec::PhaseShift(p) = stage
+            && !p.applies_to(info)
+        {
+            // An optional phase shift on a recording without ADC shifts: nothing to delay.
+            continue;
+        }
         stages.push(match stage {
             StageSpec::Center(_) => {
                 let means = fits

@@ -32,6 +32,7 @@ mod design;
 mod device;
 mod errors;
 mod ops;
+mod presets;
 mod progress;
 mod pysource;
 mod recording;
@@ -65,6 +66,8 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(design::butter_sos, m)?)?;
     m.add_function(wrap_pyfunction!(design::sosfiltfilt_f64, m)?)?;
     m.add_function(wrap_pyfunction!(ops::apply_pipeline, m)?)?;
+    m.add_function(wrap_pyfunction!(presets::pipeline_preset, m)?)?;
+    m.add_function(wrap_pyfunction!(presets::pipeline_presets, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

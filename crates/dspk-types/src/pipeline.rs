@@ -26,6 +26,7 @@
 
 mod check;
 mod error;
+mod presets;
 #[cfg(test)]
 mod tests;
 
@@ -33,6 +34,7 @@ use serde::{Deserialize, Serialize};
 
 pub use check::{MAX_BLOCK_SAMPLES, MAX_CONTEXT_SAMPLES, MAX_HALF_TAPS, MIN_BLOCK_SAMPLES};
 pub use error::PipelineError;
+pub use presets::{PRESETS, Preset};
 
 /// Samples per block of the filters' fixed grid by default.
 pub const DEFAULT_BLOCK_SAMPLES: u32 = 4096;
@@ -278,6 +280,12 @@ pub struct PhaseShiftSpec {
     /// Taps on each side of the delayed sample (the stage's context; default 32).
     #[serde(default = "default_half_taps")]
     pub half_taps: u32,
+    /// `true`: on a recording whose probe states no channel's ADC sample shift (or that has no
+    /// probe) the stage is left out of the chain (the samples pass unchanged) instead of the
+    /// spec being refused, so that one spec serves Neuropixels and other probes
+    /// ([`applies_to`](Self::applies_to)). Default `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
 }
 
 fn default_half_taps() -> u32 {
@@ -288,6 +296,7 @@ impl Default for PhaseShiftSpec {
     fn default() -> Self {
         Self {
             half_taps: default_half_taps(),
+            optional: false,
         }
     }
 }

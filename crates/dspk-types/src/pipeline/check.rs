@@ -141,6 +141,19 @@ fn reference(r: &ReferenceSpec, info: &RecordingInfo) -> Result<(), String> {
     }
 }
 
+impl PhaseShiftSpec {
+    /// Whether the stage runs on `info`: always, unless it is
+    /// [`optional`](Self::optional) and the recording has no probe or its probe states no
+    /// channel's ADC sample shift (then the chain leaves it out). A probe stating the shifts
+    /// of only some channels is refused by [`PipelineSpec::check`] either way.
+    pub fn applies_to(&self, info: &RecordingInfo) -> bool {
+        !self.optional
+            || info.probe.as_ref().is_some_and(|probe| {
+                (0..info.channel_count()).any(|c| probe.sample_shift(c).is_some())
+            })
+    }
+}
+
 fn center(c: &CenterSpec) -> Result<(), String> {
     if c.fit.windows == 0 || c.fit.window_samples == 0 {
         return Err(format!(
@@ -157,6 +170,9 @@ fn phase_shift(p: &PhaseShiftSpec, info: &RecordingInfo) -> Result<(), String> {
             "half_taps {} is not within 1..={MAX_HALF_TAPS}",
             p.half_taps
         ));
+    }
+    if !p.applies_to(info) {
+        return Ok(());
     }
     let probe = probe_for(info, "a phase shift")?;
     if let Some(c) = (0..info.channel_count()).find(|&c| probe.sample_shift(c).is_none()) {

@@ -24,4 +24,12 @@ pub enum PipelineError {
     /// Something about the whole pipeline.
     #[error("the pipeline: {0}")]
     Spec(String),
+    /// No preset has the name asked for.
+    #[error("no pipeline preset is named {name:?}; the presets are {}", known.join(", "))]
+    UnknownPreset {
+        /// The name asked for.
+        name: String,
+        /// The presets' names.
+        known: Vec<&'static str>,
+    },
 }

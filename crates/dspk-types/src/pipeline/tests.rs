@@ -211,6 +211,114 @@ fn bad_numbers_and_orders_are_refused() {
 }
 
 #[test]
+fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
+    let kilosort4 = PipelineSpec::from_toml(
+        r#"
+        [[stages]]
+        kind = "center"
+        fit = { windows = 64, window_samples = 60000 }
+
+        [[stages]]
+        kind = "common_reference"
+        median = "lower"
+
+        [[stages]]
+        kind = "filter"
+        band = "highpass"
+        cutoff_hz = [300.0]
+        order = 3
+
+        [[stages]]
+        kind = "whiten"
+        scope = "local"
+        neighbours = 32
+        epsilon = 1e-6
+        fit = { windows = 64, window_samples = 60000 }
+
+        [[stages]]
+        kind = "scale"
+        output = "int16"
+        gain = 200.0
+        "#,
+    )
+    .unwrap();
+    assert_eq!(PipelineSpec::preset("kilosort4").unwrap(), kilosort4);
+    let spikeinterface = PipelineSpec::from_toml(
+        r#"
+        [[stages]]
+        kind = "filter"
+        band = "bandpass"
+        cutoff_hz = [300.0, 6000.0]
+        order = 5
+
+        [[stages]]
+        kind = "phase_shift"
+        optional = true
+
+        [[stages]]
+        kind = "common_reference"
+        operator = "median"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(
+        PipelineSpec::preset("spikeinterface").unwrap(),
+        spikeinterface
+    );
+    let names: Vec<&str> = PipelineSpec::presets().iter().map(|p| p.name).collect();
+    assert_eq!(names, ["kilosort4", "spikeinterface"]);
+    for preset in PRESETS {
+        let spec = PipelineSpec::preset(preset.name).unwrap();
+        assert_eq!(PipelineSpec::from_toml(&spec.to_toml()).unwrap(), spec);
+        assert_eq!(PipelineSpec::from_json(&spec.to_json()).unwrap(), spec);
+        spec.check(&info(40, true, true))
+            .unwrap_or_else(|e| panic!("{}: {e}", preset.name));
+        assert!(!preset.description.is_empty());
+    }
+    // SpikeInterface's chain runs with and without ADC shifts, and without geometry.
+    for i in [info(8, true, false), info(8, false, false)] {
+        spikeinterface.check(&i).unwrap();
+    }
+    // Kilosort's local whitening needs the geometry.
+    let e = kilosort4
+        .check(&info(8, false, false))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("stage 3 (whiten)") && e.contains("geometry"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_unknown_preset_is_named_with_the_known_ones() {
+    let e = PipelineSpec::preset("kilosort3").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "no pipeline preset is named \"kilosort3\"; the presets are kilosort4, spikeinterface"
+    );
+}
+
+#[test]
+fn an_optional_phase_shift_applies_only_where_the_probe_states_shifts() {
+    let optional = PhaseShiftSpec {
+        optional: true,
+        ..PhaseShiftSpec::default()
+    };
+    assert!(optional.applies_to(&info(4, true, true)));
+    assert!(!optional.applies_to(&info(4, true, false)));
+    assert!(!optional.applies_to(&info(4, false, false)));
+    assert!(PhaseShiftSpec::default().applies_to(&info(4, false, false)));
+    // `optional = false` is the default and not written out.
+    assert!(
+        !PipelineSpec::from_toml("[[stages]]\nkind = \"phase_shift\"\n")
+            .unwrap()
+            .to_toml()
+            .contains("optional")
+    );
+}
+
+#[test]
 fn a_center_stage_needs_a_fit_window() {
     let e = refusal(
         "[[stages]]\nkind = \"center\"\nfit = { windows = 0 }\n",

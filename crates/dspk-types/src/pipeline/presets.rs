@@ -1,0 +1,187 @@
+//! Named pipelines that follow a tool users trust ([`PipelineSpec::preset`]), each parameter
+//! with the place in that tool's code it comes from: Kilosort 4.1.7 and SpikeInterface 0.105.3.
+
+use super::{
+    CenterSpec, FilterBand, FilterDirection, FilterSpec, FitSpec, MedianRule, OutputType,
+    PhaseShiftSpec, PipelineError, PipelineSpec, ReferenceOperator, ReferenceScope, ReferenceSpec,
+    ScaleSpec, StageSpec, WhitenScope, WhitenSpec,
+};
+
+/// A named pipeline and what it is, in a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The name [`PipelineSpec::preset`] takes.
+    pub name: &'static str,
+    /// What it follows, in a line.
+    pub description: &'static str,
+}
+
+/// Every preset, by name.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "kilosort4",
+        description: "Kilosort 4's preprocessing: channel means, lower-median reference, \
+                      high-pass 300 Hz order 3, local whitening over 32 contacts, int16 ×200",
+    },
+    Preset {
+        name: "spikeinterface",
+        description: "SpikeInterface's common chain: bandpass 300–6000 Hz order 5, Neuropixels \
+                      phase shift where the probe states ADC shifts, global median reference",
+    },
+];
+
+/// Kilosort4's batch: `NT = 60000` samples (`kilosort/parameters.py`, `batch_size`; 2 s at
+/// 30 kHz), the span of the whitening covariance and of each channel-mean removal.
+const KILOSORT_BATCH_SAMPLES: u64 = 60_000;
+
+/// The fitted stages' windows in the `kilosort4` preset: 64 seeded batches of
+/// [`KILOSORT_BATCH_SAMPLES`] (every batch on a recording of up to 64 of them). Kilosort takes
+/// every 25th batch (`get_whitening_matrix(..., nskip=25)`): 72 on an hour, fewer on shorter
+/// recordings; a fixed count keeps the fit's cost bounded and its choice stated.
+const KILOSORT_FIT: FitSpec = FitSpec {
+    windows: 64,
+    window_samples: KILOSORT_BATCH_SAMPLES,
+    seed: 0,
+};
+
+impl PipelineSpec {
+    /// The preset named `name` (see [`PRESETS`]).
+    ///
+    /// # Errors
+    /// No preset of that name ([`PipelineError::UnknownPreset`], listing the presets).
+    pub fn preset(name: &str) -> Result<PipelineSpec, PipelineError> {
+        match name {
+            "kilosort4" => Ok(kilosort4()),
+            "spikeinterface" => Ok(spikeinterface()),
+            _ => Err(PipelineError::UnknownPreset {
+                name: name.to_owned(),
+                known: PRESETS.iter().map(|p| p.name).collect(),
+            }),
+        }
+    }
+
+    /// Every preset's name and description.
+    pub fn presets() -> &'static [Preset] {
+        PRESETS
+    }
+}
+
+/// `kilosort4`: Kilosort 4.1.7's preprocessing (`kilosort/io.py`, `BinaryFiltered.filter`;
+/// `kilosort/preprocessing.py`; defaults of `kilosort/parameters.py`), seam-free.
+///
+/// 1. **`center`**, fitted on 64 windows of 60 000 samples (`KILOSORT_FIT`): Kilosort removes
+///    each channel's mean over its batch (`X = X - X.mean(1).unsqueeze(1)`) before its median.
+///    That mean changes from one 2 s batch to the next, so the reference (and everything
+///    after it) depends on where the batches fall; here the mean is one constant per channel,
+///    fitted once per recording. On a recording of at most one batch (60 000 samples) the fit
+///    window is the whole recording, and the stage equals Kilosort's mean removal on that
+///    recording run as one batch. Past that, only the median sees the difference (the
+///    high-pass removes any constant).
+/// 2. **`common_reference`**, median, global, `median = "lower"`: `X = X - torch.median(X,
+///    0)[0]` when `do_CAR` (`run_kilosort`'s argument, default `True`); torch's median of an even count is the lower of
+///    the two middle values.
+/// 3. **`filter`**, high-pass 300 Hz, Butterworth order 3, zero-phase: `get_highpass_filter(fs,
+///    cutoff=highpass_cutoff (300))` designs `butter(3, 300, fs=fs, btype="high")` and applies
+///    the impulse response of `scipy.signal.filtfilt` (30 122 taps) by circular FFT over each
+///    batch (`fft_highpass`). dspk runs the same sections forward and backward
+///    (`sosfiltfilt`) on a fixed grid with enough real context that the output does not
+///    depend on the windows; the two differ at a batch's ends (Kilosort's circular wrap, 61
+///    samples of context) and by `float32` FFT rounding elsewhere.
+/// 4. **`whiten`**, local, `neighbours = 32` (`whitening_range`), `epsilon = 1e-6`
+///    (`whitening_from_covariance`'s `eps`), covariance `Σ x·xᵀ / n` of the data after the
+///    high-pass over `KILOSORT_FIT` (`get_whitening_matrix`: the mean of `X·Xᵀ/NT` over every
+///    25th batch), each row the centre's row of the ZCA of its 32 nearest contacts
+///    (`whitening_local`). Kilosort's `eps` is in its int16 units, dspk's in µV²; both are
+///    below 10⁻⁶ of a recorded covariance's eigenvalues, so they change nothing measurable.
+///    Ties at the 32nd distance: Kilosort's are `np.argsort`'s, dspk's by channel index.
+/// 5. **`scale`**, int16, gain 200: `save_preprocessing` writes `(y * 200).astype("int16")`.
+///    NumPy's cast truncates toward zero and wraps values out of range; dspk rounds half to
+///    even and saturates (counting each clipped sample), so an int16 sample differs from
+///    Kilosort's by at most 1 where it is in range.
+///
+/// Not part of it: Kilosort's drift correction (`dshift`, a later stage of the sorter) and its
+/// artifact threshold (default off, `artifact_threshold = inf`). Kilosort works on the
+/// stored integers; dspk on µV. Whitening makes the output unit-free, so the int16 output is
+/// the same.
+fn kilosort4() -> PipelineSpec {
+    PipelineSpec {
+        stages: vec![
+            StageSpec::Center(CenterSpec { fit: KILOSORT_FIT }),
+            StageSpec::CommonReference(ReferenceSpec {
+                operator: ReferenceOperator::Median,
+                scope: ReferenceScope::Global,
+                median: MedianRule::Lower,
+                ..ReferenceSpec::default()
+            }),
+            StageSpec::Filter(FilterSpec {
+                band: FilterBand::Highpass,
+                cutoff_hz: vec![300.0],
+                order: 3,
+                direction: FilterDirection::ZeroPhase,
+                context_samples: None,
+            }),
+            StageSpec::Whiten(WhitenSpec {
+                scope: WhitenScope::Local,
+                neighbours: Some(32),
+                radius_um: None,
+                epsilon: 1e-6,
+                fit: KILOSORT_FIT,
+                matrix: None,
+            }),
+            StageSpec::Scale(ScaleSpec {
+                output: OutputType::Int16,
+                gain: 200.0,
+            }),
+        ],
+        ..PipelineSpec::default()
+    }
+}
+
+/// `spikeinterface`: SpikeInterface 0.105.3's common chain for Neuropixels
+/// (`spikeinterface/preprocessing/`), float32 µV out.
+///
+/// 1. **`filter`**, band-pass 300–6000 Hz, Butterworth order 5, zero-phase:
+///    `bandpass_filter(recording, freq_min=300.0, freq_max=6000.0)` (`filter.py`,
+///    `BandpassFilterRecording`) with `FilterRecording`'s defaults `filter_order=5,
+///    ftype="butter", filter_mode="sos", direction="forward-backward"`: `sosfiltfilt` over each
+///    chunk with a margin of `5 / freq_min` s (`margin_ms="auto"`, 500 samples at 30 kHz).
+///    dspk's context (default: the slowest pole decayed below 1e-9, over 1000 samples) makes
+///    the output independent of the windows and equal to a margin large enough to be exact.
+/// 2. **`phase_shift`**, 32 taps each side, `optional`: `phase_shift(recording,
+///    margin_ms=40.0)` (`phase_shift.py`) delays each channel by its `inter_sample_shift` by
+///    FFT; dspk by a windowed sinc within 1.8e-9 of that delay up to 10 kHz at 30 kHz
+///    (`dspk_ops::shift`), which the band-pass before it makes the whole band. SpikeInterface
+///    asserts the `inter_sample_shift` property and users add the step for Neuropixels only;
+///    here the stage runs where the probe states each channel's ADC shift and is left out
+///    (data unchanged) on a recording whose probe states none
+///    ([`PhaseShiftSpec::applies_to`]).
+/// 3. **`common_reference`**, median, global, NumPy's median (the mean of the two middle
+///    values): `common_reference(recording, reference="global", operator="median")`
+///    (`common_reference.py`).
+///
+/// SpikeInterface keeps the input's dtype by default (`dtype=None`: int16 in, each step
+/// rounded to int16); this preset keeps float32 µV, and a `scale` stage added last gives int16.
+fn spikeinterface() -> PipelineSpec {
+    PipelineSpec {
+        stages: vec![
+            StageSpec::Filter(FilterSpec {
+                band: FilterBand::Bandpass,
+                cutoff_hz: vec![300.0, 6000.0],
+                order: 5,
+                direction: FilterDirection::ZeroPhase,
+                context_samples: None,
+            }),
+            StageSpec::PhaseShift(PhaseShiftSpec {
+                optional: true,
+                ..PhaseShiftSpec::default()
+            }),
+            StageSpec::CommonReference(ReferenceSpec {
+                operator: ReferenceOperator::Median,
+                scope: ReferenceScope::Global,
+                median: MedianRule::Numpy,
+                ..ReferenceSpec::default()
+            }),
+        ],
+        ..PipelineSpec::default()
+    }
+}
