@@ -76,6 +76,7 @@ __all__ = [
     "open",
     "pipeline_preset",
     "pipeline_presets",
+    "preprocess",
     "scan",
     "synthetic",
     "whitening_matrix",
@@ -191,6 +192,65 @@ def convert(
     finally:
         if bar is not None:
             bar.close()
+
+
+def preprocess(
+    recording: Recording,
+    out: Union[str, "_os.PathLike[str]", None],
+    *,
+    pipeline="kilosort4",
+    format: Optional[str] = None,
+    gain: Optional[float] = None,
+    fits: Union[str, "_os.PathLike[str]", None] = None,
+    order: str = "time-major",
+    runtime: Optional[str] = None,
+    progress: Progress = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+    device: Optional[int] = None,
+    dry_run: bool = False,
+):
+    """Preprocesses ``recording`` on the device with ``pipeline`` and writes ``out`` (raw
+    binary) and ``<out>.json`` (its sidecar: the probe, and the provenance: the pipeline, the
+    fitted parameters, the input files, dspk's version, the devices and timings), as ``dspk
+    preprocess`` does; returns the output as a :class:`Recording`.
+
+    ``pipeline``: a preset's name (:func:`pipeline_presets`), a spec file (TOML or JSON), a
+    dict or spec text. ``format`` (``"int16"``/``"float32"``) and ``gain`` override the
+    pipeline's output. ``fits``: a preprocessed file's sidecar whose fitted parameters
+    (whitening, centring) are applied instead of fitting them again. The signal channels are
+    preprocessed (a sync or digital channel is left out). An output that would overwrite an
+    input, a bad spec or a spec the recording cannot run is refused before anything is written;
+    a run that fails leaves no partial output. With ``dry_run`` nothing is read: the plan
+    (stages, halos, windows, device memory) is returned as a dict."""
+    import json
+
+    from ._pipeline import _spec_json
+
+    text = pipeline if isinstance(pipeline, str) else _spec_json(pipeline)
+    callback, bar = _progress_callback(progress if not dry_run else False, "preprocess")
+    try:
+        report = _dspk.preprocess(
+            recording,
+            None if out is None else _os.fspath(out),
+            pipeline=text,
+            format=format,
+            gain=gain,
+            fits=None if fits is None else _os.fspath(fits),
+            order=order,
+            runtime=runtime,
+            progress=callback,
+            window_samples=window_samples,
+            decode=decode,
+            device=device,
+            dry_run=dry_run,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if dry_run:
+        return json.loads(report)
+    return _dspk.open(_os.fspath(out))
 
 
 def from_spikeinterface(recording, segment_index: int = 0) -> Recording:

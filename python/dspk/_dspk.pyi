@@ -288,6 +288,22 @@ def convert(
     decode: Optional[str] = None,
     device: Optional[int] = None,
 ) -> ConvertResult: ...
+def preprocess(
+    recording: Recording,
+    out: Optional[_Path],
+    *,
+    pipeline: str = "kilosort4",
+    format: Optional[str] = None,
+    gain: Optional[float] = None,
+    fits: Optional[_Path] = None,
+    order: str = "time-major",
+    runtime: Optional[str] = None,
+    progress: Optional[Callable[[ProgressEvent], object]] = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+    device: Optional[int] = None,
+    dry_run: bool = False,
+) -> str: ...
 def _from_python_source(
     reader: Callable[[int, int, list[int]], np.ndarray],
     *,

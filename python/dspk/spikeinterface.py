@@ -21,7 +21,7 @@ from spikeinterface.core import BaseRecording, BaseRecordingSegment
 
 from . import _dspk
 
-__all__ = ["DspkRecording", "DspkRecordingSegment", "from_spikeinterface"]
+__all__ = ["DspkRecording", "DspkRecordingSegment", "from_spikeinterface", "preprocess"]
 
 
 def _neural_channels(rec: _dspk.Recording) -> list:
@@ -258,3 +258,48 @@ def from_spikeinterface(recording: BaseRecording, segment_index: int = 0) -> _ds
         offsets=offsets,
         units=units,
     )
+
+
+def preprocess(
+    recording: Union[BaseRecording, str, "os.PathLike[str]"],
+    out: Union[str, "os.PathLike[str]"],
+    *,
+    pipeline="kilosort4",
+    **options,
+) -> BaseRecording:
+    """Preprocesses ``recording`` (a SpikeInterface recording, or a recording file dspk
+    reads) on the device with ``pipeline`` into ``out`` (see :func:`dspk.preprocess`, whose
+    keywords ``options`` are), and returns the output as a SpikeInterface recording its
+    sorters take without a copy: a binary recording of ``out`` (binary-compatible, time-major),
+    with the probe attached, µV gains set and ``is_filtered`` annotated. An output of several
+    segments comes back as a :class:`DspkRecording` of ``out``."""
+    import dspk
+
+    if isinstance(recording, BaseRecording):
+        source = from_spikeinterface(recording)
+    else:
+        source = _dspk.open(Path(recording).absolute())
+    options.setdefault("order", "time-major")
+    dspk.preprocess(source, out, pipeline=pipeline, **options)
+    read = DspkRecording(out)
+    if read.get_num_segments() != 1 or options["order"] != "time-major":
+        read.annotate(is_filtered=True)
+        return read
+    from spikeinterface.core import BinaryRecordingExtractor
+
+    out_rec = _dspk.open(Path(out).absolute())
+    binary = BinaryRecordingExtractor(
+        file_paths=[str(Path(out).absolute())],
+        sampling_frequency=read.get_sampling_frequency(),
+        dtype=out_rec.dtype,
+        num_channels=read.get_num_channels(),
+        t_starts=[read.get_times(0)[0]] if read.get_num_samples(0) else None,
+        channel_ids=read.get_channel_ids(),
+        time_axis=0,
+        gain_to_uV=read.get_channel_gains(),
+        offset_to_uV=read.get_channel_offsets(),
+        is_filtered=True,
+    )
+    if read.has_probe():
+        binary = binary.set_probe(read.get_probe(), group_mode="by_shank" if read.get_probe().shank_ids is not None else "auto")
+    return binary

@@ -75,6 +75,10 @@ pub(crate) enum Command {
     Scan(ScanArgs),
     /// Decode a recording on the device to f32 µV and write raw binary + JSON sidecar
     Convert(ConvertArgs),
+    /// Preprocess on the device (a preset's chain or your own spec: filters, reference, phase
+    /// shift, whitening, int16) and write a sorter-ready raw binary + sidecar
+    #[command(after_help = PREPROCESS_HELP)]
+    Preprocess(PreprocessArgs),
     /// The throughput table of the benchmark plan on this machine, each figure with its baseline
     /// measured in the same run
     #[command(
@@ -392,6 +396,85 @@ pub(crate) struct ConvertArgs {
 
     /// Samples per window sent to the device [default: one second, capped by the device's
     /// largest buffer]
+    #[arg(long, value_name = "N")]
+    pub(crate) window_samples: Option<u64>,
+}
+
+/// `dspk preprocess --help`'s closing text: the presets.
+const PREPROCESS_HELP: &str =
+    "Presets (--pipeline NAME; `--print-pipeline NAME` prints one as TOML \
+to start your own spec from):
+  kilosort4       Kilosort4's chain: centring, median reference, high-pass 300 Hz, local \
+whitening over 32 contacts, int16 x200
+  spikeinterface  SpikeInterface's common chain: band-pass 300-6000 Hz, Neuropixels phase \
+shift, global median reference
+
+Without REC, the built-in synthetic recording is preprocessed.";
+
+#[derive(Debug, Args)]
+pub(crate) struct PreprocessArgs {
+    /// The recording to preprocess (several with --concat); none: the built-in synthetic
+    /// recording
+    #[arg(value_name = "REC")]
+    pub(crate) recordings: Vec<PathBuf>,
+
+    /// Length of the built-in synthetic recording when no REC is given [default: 60]
+    #[arg(long, value_name = "T")]
+    pub(crate) synthetic_duration: Option<String>,
+
+    #[command(flatten)]
+    pub(crate) join: JoinArgs,
+
+    /// Preprocess only this segment (from 0) [default: every segment, kept as segments]
+    #[arg(long, value_name = "N")]
+    pub(crate) segment: Option<usize>,
+
+    /// The output data file; its sidecar is OUT.json (with the probe and the provenance)
+    #[arg(short, long, value_name = "OUT",
+          required_unless_present_any = ["print_pipeline", "dry_run"])]
+    pub(crate) output: Option<PathBuf>,
+
+    /// The pipeline: a preset's name or a spec file (TOML or JSON)
+    #[arg(long, value_name = "NAME|FILE", default_value = "kilosort4")]
+    pub(crate) pipeline: String,
+
+    /// Print the pipeline (a preset's name or a spec file) as TOML and stop
+    #[arg(long, value_name = "NAME|FILE", conflicts_with_all = ["output", "dry_run"])]
+    pub(crate) print_pipeline: Option<String>,
+
+    /// The output's sample type [default: the pipeline's]
+    #[arg(long, value_name = "TYPE", value_parser = ["int16", "float32"])]
+    pub(crate) format: Option<String>,
+
+    /// Multiply the output by G before it is stored [default: the pipeline's]
+    #[arg(long, value_name = "G", allow_hyphen_values = true)]
+    pub(crate) gain: Option<f64>,
+
+    /// Apply the fitted parameters (whitening) recorded in FILE, a preprocessed file's
+    /// sidecar, instead of fitting them again
+    #[arg(long, value_name = "FILE")]
+    pub(crate) fits: Option<PathBuf>,
+
+    /// Print the plan (stages, halos, windows, device memory) and stop without reading
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Attach the probe geometry of FILE, a probeinterface JSON file, in place of any the
+    /// recording carries
+    #[arg(long, value_name = "FILE")]
+    pub(crate) probe: Option<PathBuf>,
+
+    /// Read the recording at this sample rate instead of the one it is timed at (a rate,
+    /// `nominal` or `measured`)
+    #[arg(long, value_name = "HZ", allow_hyphen_values = true)]
+    pub(crate) rate: Option<String>,
+
+    /// Layout of the output file (sorters read time-major)
+    #[arg(long, value_name = "ORDER", default_value = "time-major",
+          value_parser = ["channel-major", "time-major"])]
+    pub(crate) order: String,
+
+    /// Samples each window owns [default: one second, capped by the device's largest buffer]
     #[arg(long, value_name = "N")]
     pub(crate) window_samples: Option<u64>,
 }

@@ -70,6 +70,12 @@ impl From<DspError> for CliError {
     }
 }
 
+impl From<dspk_types::PipelineError> for CliError {
+    fn from(e: dspk_types::PipelineError) -> Self {
+        Self::new(e.to_string())
+    }
+}
+
 impl From<ComputeError> for CliError {
     fn from(e: ComputeError) -> Self {
         Self::new(e.to_string())

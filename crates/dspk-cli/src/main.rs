@@ -10,6 +10,7 @@ mod error;
 mod info;
 mod input;
 mod output;
+mod preprocess;
 mod progress;
 mod report;
 mod scan;
@@ -98,6 +99,36 @@ fn run(cli: Cli) -> CliResult<String> {
                 .with_rate(rate_arg(args.rate.as_ref())?)?
                 .with_segment(args.segment)?;
             convert::run(&ctx, input, &opts)
+        }
+        Command::Preprocess(args) => {
+            if let Some(choice) = &args.print_pipeline {
+                return preprocess::print_pipeline(&ctx, choice);
+            }
+            let opts = preprocess::PreprocessOptions {
+                pipeline: args.pipeline,
+                format: args
+                    .format
+                    .as_deref()
+                    .map(dspk_types::OutputType::parse)
+                    .transpose()
+                    .context("--format")?,
+                gain: args.gain,
+                fits: args.fits,
+                output: args.output,
+                order: if args.order == "channel-major" {
+                    MemoryOrder::ChannelMajor
+                } else {
+                    MemoryOrder::TimeMajor
+                },
+                window_samples: args.window_samples,
+                dry_run: args.dry_run,
+            };
+            let length = time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?;
+            let input = open_one(&args.recordings, length, &args.join)?
+                .with_probe(args.probe.as_deref())?
+                .with_rate(rate_arg(args.rate.as_ref())?)?
+                .with_segment(args.segment)?;
+            preprocess::run(&ctx, input, &opts)
         }
         Command::Plan(args) => cluster::plan::run(
             &ctx,

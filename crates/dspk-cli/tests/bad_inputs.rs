@@ -142,6 +142,27 @@ fn fixtures(name: &str) -> PathBuf {
         "norate.ap.meta",
         META.replace("imSampRate=30000.0\n", ""),
     );
+    // Pipelines `dspk preprocess` refuses before it writes anything.
+    let high_pass = |hz: &str| {
+        format!(
+            "[[stages]]\nkind = \"filter\"\nband = \"highpass\"\ncutoff_hz = [{hz}]\norder = 3\n"
+        )
+    };
+    write(&dir, "hp.toml", high_pass("300.0"));
+    write(&dir, "nyquist.toml", high_pass("20000.0"));
+    write(&dir, "wavelet.toml", "[[stages]]\nkind = \"wavelet\"\n");
+    write(
+        &dir,
+        "w3.json",
+        r#"{"version": 1, "channels": 3, "scope": "global", "epsilon": 0.0, "samples": 0,
+ "rows": [{"columns": [0], "weights": [1.0]}, {"columns": [1], "weights": [1.0]},
+ {"columns": [2], "weights": [1.0]}]}"#,
+    );
+    write(
+        &dir,
+        "whiten3.toml",
+        "[[stages]]\nkind = \"whiten\"\nmatrix = \"w3.json\"\n",
+    );
     std::fs::create_dir_all(dir.join("out.bin.json")).expect("a directory where a sidecar goes");
     write(&dir, "out.bin", b"the previous output");
     #[cfg(unix)]
@@ -535,6 +556,131 @@ const CASES: &[Case] = &[
         &["scan", "x.ap.bin", "--mask", "sub"],
         1,
         &["--mask sub", "directory"],
+    ),
+    // Pipelines refused before anything is written.
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "wavelet.toml",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["--pipeline", "wavelet.toml", "wavelet"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "nyquist.toml",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["--pipeline", "20000", "Nyquist"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "kilosort4",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["--pipeline", "whiten", "geometry"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "whiten3.toml",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["w3.json", "3 channels", "has 2"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "kilosort5",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["--pipeline", "kilosort5", "kilosort4"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "hp.toml",
+            "--gain",
+            "0",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["--gain", "0"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "hp.toml",
+            "-o",
+            "raw.bin",
+        ],
+        1,
+        &["-o raw.bin", "data file"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "hp.toml",
+            "-o",
+            "hp.toml",
+        ],
+        1,
+        &["-o hp.toml", "the pipeline file"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "whiten3.toml",
+            "-o",
+            "w3.json",
+        ],
+        1,
+        &["-o w3.json", "whitening matrix"],
+    ),
+    case(
+        &[
+            "preprocess",
+            "raw.bin",
+            "--pipeline",
+            "hp.toml",
+            "--fits",
+            "raw.bin.json",
+            "-o",
+            "p.bin",
+        ],
+        1,
+        &["--fits", "raw.bin.json", "provenance"],
     ),
     // Outputs that cannot be written: found before the pass, the previous output kept.
     case(

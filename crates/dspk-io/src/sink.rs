@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, SignalUnit, WindowSink};
+use dspk_types::{
+    DspError, DspResult, MemoryOrder, OutputType, RecordingInfo, ScaleSpec, SignalUnit, WindowSink,
+};
 
 use crate::{BinaryWriter, OutputFormat, WriteSummary, converted_info};
 
@@ -62,6 +64,14 @@ impl BinarySink {
     }
 }
 
+/// How a pipeline's output (its last stage's type and gain) is stored.
+pub fn output_format(output: &ScaleSpec) -> OutputFormat {
+    match output.output {
+        OutputType::Float32 => OutputFormat::Float32,
+        OutputType::Int16 => OutputFormat::Int16 { gain: output.gain },
+    }
+}
+
 impl WindowSink for BinarySink {
     fn begin(&mut self, info: &RecordingInfo, units: &[SignalUnit]) -> DspResult<()> {
         let out = converted_info(info, units, &self.from);
@@ -79,6 +89,11 @@ impl WindowSink for BinarySink {
             Some(writer) => writer.write_window(values),
             None => Err(self.not_begun()),
         }
+    }
+
+    fn provenance(&mut self, value: &serde_json::Value) -> DspResult<()> {
+        self.set_provenance(value.clone());
+        Ok(())
     }
 
     fn finish(&mut self) -> DspResult<()> {

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::time::Duration;
 
 use cubecl::client::Client;
 use cubecl::server::Handle;
@@ -156,6 +157,44 @@ impl Chain {
     /// # Errors
     /// A window that does not hold the context the chain needs, and what a stage refuses.
     pub fn run(&mut self, input: &Handle, rows: &Rows, valid: Range<usize>) -> DspResult<Handle> {
+        self.run_each(input, rows, valid, |stage, input, output, span| {
+            stage.launch(input, output, span)
+        })
+    }
+
+    /// The median device time of each stage on the window `input` (as [`run`](Self::run)
+    /// takes it) over `runs` synchronised launches after a warm-up: what the stage costs on
+    /// this device, not counting the others.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run), and what the device reports when synchronised.
+    pub fn time_stages(
+        &mut self,
+        input: &Handle,
+        rows: &Rows,
+        valid: Range<usize>,
+        runs: usize,
+    ) -> DspResult<Vec<Duration>> {
+        let client = self.client.clone();
+        let mut times = Vec::with_capacity(self.stages.len());
+        self.run_each(input, rows, valid, |stage, input, output, span| {
+            times.push(dspk_kernels::time_device(&client, runs, || {
+                stage.launch(input, output, span)
+            })?);
+            Ok(())
+        })?;
+        Ok(times)
+    }
+
+    /// Calls `launch` for each stage in order with its input, its output buffer and the span
+    /// it produces; returns the last output (the input itself with no stages).
+    fn run_each(
+        &mut self,
+        input: &Handle,
+        rows: &Rows,
+        valid: Range<usize>,
+        mut launch: impl FnMut(&mut dyn Stage, &Handle, &Handle, &Span) -> DspResult<()>,
+    ) -> DspResult<Handle> {
         let len = rows.channels * rows.stride;
         let mut after: Vec<Halo> = vec![Halo::NONE; self.stages.len()];
         for k in (0..self.stages.len().saturating_sub(1)).rev() {
@@ -182,7 +221,7 @@ impl Chain {
                     h
                 }
             };
-            stage.launch(&current, &out, &span)?;
+            launch(stage.as_mut(), &current, &out, &span)?;
             current = out;
         }
         Ok(current)

@@ -32,6 +32,7 @@ mod design;
 mod device;
 mod errors;
 mod ops;
+mod preprocess;
 mod presets;
 mod progress;
 mod pysource;
@@ -60,6 +61,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;
     m.add_function(wrap_pyfunction!(device::scan, m)?)?;
     m.add_function(wrap_pyfunction!(device::convert, m)?)?;
+    m.add_function(wrap_pyfunction!(preprocess::preprocess, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
     m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;

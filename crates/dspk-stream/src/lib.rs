@@ -92,6 +92,7 @@ mod ordered;
 mod pass;
 mod prepare;
 mod preprocess;
+mod preprocess_plan;
 mod report;
 mod route;
 mod scan;
@@ -100,12 +101,20 @@ mod window;
 
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
 pub use convert::{ConvertOptions, Converted, convert};
+/// The fitted parameters of a pipeline (dspk-ops'), as preprocessing takes and reports them.
+pub use dspk_ops::Fits;
 pub use fit::{fit, halo_window};
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};
 pub use prepare::{Prepared, is_prepared, open_pass_devices, prepare};
-pub use preprocess::{ChainPass, PreprocessOptions, Preprocessed, preprocess, run_windows};
+pub use preprocess::{
+    ChainPass, PreprocessOptions, Preprocessed, preprocess, preprocess_plan, run_windows,
+};
+pub use preprocess_plan::{
+    ClipSummary, FitSummary, InputFile, PlannedStage, PreprocessPlan, PreprocessReport, Provenance,
+    StageTime, fits_of_sidecar,
+};
 pub use report::{ChannelFigures, DeviceFigures, Planted, ScanReport, ScanSubject};
 pub use route::{DECODE_ENV, DecodeRoute};
 pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};

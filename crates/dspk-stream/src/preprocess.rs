@@ -11,25 +11,32 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::mpsc;
+use std::time::Instant;
 
 use cubecl::client::Client;
 use dspk_kernels::{DecodedWindow, read_f32};
 use dspk_ops::{Chain, Fits, Rows, build};
 use dspk_types::{
-    ChunkSchedule, DspError, DspResult, HaloWindow, PipelineSpec, ProgressSink, RecordingInfo,
-    RecordingSource, Scaling, WindowSink,
+    DspError, DspResult, HaloWindow, PipelineSpec, ProgressSink, RecordingInfo, RecordingSource,
+    Scaling, StageSpec, WindowSink,
 };
 
-use crate::fit::fit;
-use crate::{DecodeRoute, Flow, MultiPass, PassDevice, PassReport, WindowWorker, window_samples};
+use crate::fit::{fit, halo_window};
+use crate::preprocess_plan::{
+    ClipSummary, FitSummary, InputFile, PreprocessPlan, PreprocessReport, Provenance, StageTime,
+    plan,
+};
+use crate::{DecodeRoute, DevicePass, Flow, MultiPass, PassDevice, PassReport, WindowWorker};
 
 /// How to preprocess.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreprocessOptions {
     /// Samples each window owns (`None`: about a second, within one device buffer).
     pub window_samples: Option<u64>,
     /// How windows reach the device.
     pub route: DecodeRoute,
+    /// The input files, for the output's provenance (none for an in-memory recording).
+    pub inputs: Vec<InputFile>,
 }
 
 impl Default for PreprocessOptions {
@@ -37,6 +44,7 @@ impl Default for PreprocessOptions {
         Self {
             window_samples: None,
             route: DecodeRoute::Staging,
+            inputs: Vec::new(),
         }
     }
 }
@@ -44,17 +52,14 @@ impl Default for PreprocessOptions {
 /// What a preprocessing pass did.
 #[derive(Debug, Clone)]
 pub struct Preprocessed {
-    /// The pass's figures (all devices together).
-    pub report: PassReport,
+    /// The apply pass's figures (all devices together).
+    pub pass: PassReport,
     /// The recording preprocessed.
     pub info: RecordingInfo,
     /// What the fitted stages were fitted to (applied unchanged to every window).
     pub fits: Fits,
-    /// Samples of context each window read on each side.
-    pub halo: (u64, u64),
-    /// Per channel, the samples a scaling stage clipped to its output type (`None`: no stage
-    /// clips).
-    pub clipped: Option<Vec<u64>>,
+    /// The run as data (what `--json` prints; with the inputs and fits, the provenance).
+    pub report: PreprocessReport,
 }
 
 /// What [`run_windows`] did.
@@ -67,9 +72,17 @@ pub struct ChainPass {
     pub clipped: Option<Vec<u64>>,
 }
 
+/// Samples per channel of the window the stages are timed on at most (a third of a second at
+/// 30 kHz: long enough to fill a device, short enough to cost little on a CPU runtime).
+const TIMED_WINDOW_SAMPLES: u64 = 10_000;
+
+/// Synchronised runs per stage when timing the stages (after one warm-up run).
+const TIMED_RUNS: usize = 1;
+
 /// Preprocesses all of `source` with `spec` on `devices`: fits what must be fitted (unless
-/// `fits` has it), then writes the output of every window, in recording order, to `sink`
-/// (`sink.finish()` after the last; not on an error).
+/// `fits` has it), times each stage on one window of the first device, then writes the output
+/// of every window, in recording order, to `sink`, hands it the run's [`Provenance`] and
+/// finishes it (not on an error).
 ///
 /// # Errors
 /// A spec that cannot run on the recording, no devices, and what the pass, the stages or the
@@ -78,7 +91,7 @@ pub fn preprocess(
     devices: &[PassDevice],
     source: Arc<dyn RecordingSource>,
     spec: &PipelineSpec,
-    fits: Fits,
+    given: Fits,
     options: &PreprocessOptions,
     progress: &dyn ProgressSink,
     sink: &mut dyn WindowSink,
@@ -88,18 +101,20 @@ pub fn preprocess(
     let first = devices
         .first()
         .ok_or_else(|| DspError::config("preprocessing needs at least one device"))?;
-    let fits = fit(devices, &source, spec, fits, options.route)?;
-    let chain = build(&first.client, spec, &info, &fits, spec.stages.len())?;
-    let halo = chain.halo();
-    drop(chain);
-    let window = window_samples(&first.client, &info, options.window_samples)?.min(info.samples);
-    let schedule = ChunkSchedule::for_recording(
+    let labels = devices.iter().map(|d| d.label.clone()).collect();
+    let plan = plan(
+        &first.client,
+        labels,
         &info,
-        0..info.samples,
-        window.max(1),
-        halo.before,
-        halo.after,
+        spec,
+        &given,
+        options.window_samples,
     )?;
+    let fit_start = Instant::now();
+    let fits = fit(devices, &source, spec, given.clone(), options.route)?;
+    let fit_s = fit_start.elapsed().as_secs_f64();
+    let fitted = summarise(spec, &given, &fits);
+    let stage_times = time_stages(first, &source, spec, &fits, &plan, options.route)?;
     let scaling = Scaling::microvolts(&info);
     sink.begin(&info, &scaling.units)?;
     let pass = run_windows(
@@ -107,19 +122,157 @@ pub fn preprocess(
         source,
         spec,
         &fits,
-        schedule.into_windows(),
+        plan.windows(&info)?,
         options.route,
         progress,
         |_, values| sink.write_window(values),
     )?;
+    let apply_s = pass.report.wall.as_secs_f64();
+    let seconds = info.duration()?.as_seconds_f64();
+    let report = PreprocessReport {
+        dspk_version: env!("CARGO_PKG_VERSION").to_string(),
+        pipeline: spec.clone(),
+        decode: pass.report.route.name().to_string(),
+        fit_s,
+        apply_s,
+        realtime_factor: if apply_s > 0.0 {
+            seconds / apply_s
+        } else {
+            0.0
+        },
+        read_bytes: pass.report.stored_bytes,
+        stage_times,
+        fitted,
+        clipped: pass.clipped.map(ClipSummary::of),
+        plan,
+    };
+    let provenance = Provenance {
+        report: report.clone(),
+        inputs: options.inputs.clone(),
+        fits: fits.clone(),
+    };
+    let value = serde_json::to_value(&provenance)
+        .map_err(|e| DspError::config(format!("the provenance does not encode: {e}")))?;
+    sink.provenance(&value)?;
     sink.finish()?;
     Ok(Preprocessed {
-        report: pass.report,
+        pass: pass.report,
         info,
         fits,
-        halo: (halo.before, halo.after),
-        clipped: pass.clipped,
+        report,
     })
+}
+
+/// Only the plan of preprocessing `source` with `spec` on `devices` (nothing is read):
+/// `dspk preprocess --dry-run`.
+///
+/// # Errors
+/// As [`plan`].
+pub fn preprocess_plan(
+    devices: &[PassDevice],
+    info: &RecordingInfo,
+    spec: &PipelineSpec,
+    given: &Fits,
+    options: &PreprocessOptions,
+) -> DspResult<PreprocessPlan> {
+    let first = devices
+        .first()
+        .ok_or_else(|| DspError::config("preprocessing needs at least one device"))?;
+    let labels = devices.iter().map(|d| d.label.clone()).collect();
+    plan(
+        &first.client,
+        labels,
+        info,
+        spec,
+        given,
+        options.window_samples,
+    )
+}
+
+/// Each fitted stage of `spec`: where its parameters came from and what they are.
+fn summarise(spec: &PipelineSpec, given: &Fits, fits: &Fits) -> Vec<FitSummary> {
+    let mut out = Vec::new();
+    for (index, stage) in spec.stages.iter().enumerate() {
+        let (StageSpec::Whiten(w), Some(matrix)) = (stage, fits.whitening.get(&index)) else {
+            continue;
+        };
+        let source = if given.whitening.contains_key(&index) {
+            "given"
+        } else if w.matrix.is_some() {
+            "file"
+        } else {
+            "fitted"
+        };
+        out.push(FitSummary {
+            index,
+            kind: stage.kind().to_string(),
+            source: source.to_string(),
+            samples: matrix.samples(),
+            mean_columns: matrix.rows().iter().map(|r| r.columns.len()).sum::<usize>() as f64
+                / matrix.rows().len().max(1) as f64,
+        });
+    }
+    out
+}
+
+/// Each stage's device time on the first window of the plan (at most
+/// [`TIMED_WINDOW_SAMPLES`] owned), on the first device.
+fn time_stages(
+    device: &PassDevice,
+    source: &Arc<dyn RecordingSource>,
+    spec: &PipelineSpec,
+    fits: &Fits,
+    plan: &PreprocessPlan,
+    route: DecodeRoute,
+) -> DspResult<Vec<StageTime>> {
+    let info = source.info().clone();
+    if info.samples == 0 || spec.stages.is_empty() {
+        return Ok(Vec::new());
+    }
+    let owned = plan
+        .window_samples
+        .min(TIMED_WINDOW_SAMPLES)
+        .min(info.samples);
+    let window = halo_window(&info, 0, 0..owned, plan.halo_before, plan.halo_after);
+    let mut chain = build(&device.client, spec, &info, fits, spec.stages.len())?;
+    let mut times = Vec::new();
+    DevicePass::new(&device.client, source.clone(), vec![window])
+        .route(route)
+        .run(|window, decoded| {
+            let rows = Rows {
+                channels: decoded.channels(),
+                stride: decoded.samples(),
+                origin: window.read_global.start,
+                segment: segment_of(&info, &window.valid_global),
+            };
+            times = chain.time_stages(
+                decoded.handle(),
+                &rows,
+                window.valid_local.clone(),
+                TIMED_RUNS,
+            )?;
+            Ok(Flow::Continue)
+        })?;
+    let seconds = info
+        .sample_rate
+        .duration_for_samples(owned)?
+        .as_seconds_f64();
+    Ok(spec
+        .stages
+        .iter()
+        .zip(times)
+        .enumerate()
+        .map(|(index, (stage, time))| StageTime {
+            index,
+            kind: stage.kind().to_string(),
+            window_ms: time.as_secs_f64() * 1e3,
+            realtime: if time.as_secs_f64() > 0.0 {
+                seconds / time.as_secs_f64()
+            } else {
+                0.0
+            },
+        })
+        .collect())
 }
 
 /// Runs the whole chain of `spec` (its fitted stages taken from `fits`) on `windows` of

@@ -25,6 +25,7 @@
 //! ```
 
 mod check;
+mod choice;
 mod error;
 mod presets;
 #[cfg(test)]

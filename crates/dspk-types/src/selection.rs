@@ -39,6 +39,23 @@ pub struct SelectionError {
     pub error: DspError,
 }
 
+/// The signal channels of `info` (electrodes, analog inputs), where it has others too (a sync
+/// word, digital lines): what preprocessing reads, as SpikeInterface and Kilosort read a
+/// SpikeGLX file without its sync channel. `None` when every channel is a signal.
+pub fn signal_channels(info: &crate::RecordingInfo) -> Option<ChannelList> {
+    let signal: Vec<usize> = info
+        .channels
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.kind == crate::ChannelKind::Signal)
+        .map(|(i, _)| i)
+        .collect();
+    if signal.len() == info.channels.len() || signal.is_empty() {
+        return None;
+    }
+    ChannelList::from_indices(&signal).ok()
+}
+
 impl Selection<'_> {
     /// `source` with the map, the channel list and the range applied, in that order; the
     /// source itself where the selection is the whole recording.

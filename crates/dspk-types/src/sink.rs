@@ -16,4 +16,12 @@ pub trait WindowSink {
     /// Called once after the last window of a pass that succeeded: makes what was written
     /// complete (a file renamed into place). A sink dropped without it leaves nothing behind.
     fn finish(&mut self) -> DspResult<()>;
+
+    /// How the windows were made (a preprocessing run's provenance, as JSON), handed over
+    /// after the last window and before [`finish`](Self::finish); a sink that keeps no record
+    /// ignores it.
+    fn provenance(&mut self, value: &serde_json::Value) -> DspResult<()> {
+        let _ = value;
+        Ok(())
+    }
 }
