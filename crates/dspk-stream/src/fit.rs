@@ -55,11 +55,7 @@ pub fn fit(
         }
         let mut chain = build(client, spec, &info, &fits, index)?;
         let halo = chain.halo();
-        let windows: Vec<HaloWindow> = fit_windows(&info, &w.fit)
-            .into_iter()
-            .enumerate()
-            .map(|(i, valid)| halo_window(&info, i, valid, halo.before, halo.after))
-            .collect();
+        let windows = fit_pieces(&info, fit_windows(&info, &w.fit), halo.before, halo.after);
         let max = windows.iter().map(HaloWindow::read_len).max().unwrap_or(1);
         let mut covariance = CovarianceKernel::new(client, info.channel_count(), max)?;
         DevicePass::new(client, source.clone(), windows)
@@ -102,11 +98,7 @@ fn fit_means(
     let info = source.info();
     let mut chain = build(client, spec, info, fits, index)?;
     let halo = chain.halo();
-    let windows: Vec<HaloWindow> = fit_windows(info, fit)
-        .into_iter()
-        .enumerate()
-        .map(|(i, valid)| halo_window(info, i, valid, halo.before, halo.after))
-        .collect();
+    let windows = fit_pieces(info, fit_windows(info, fit), halo.before, halo.after);
     let mut means = MeanKernel::new(client, info.channel_count())?;
     DevicePass::new(client, source.clone(), windows)
         .route(route)
@@ -149,6 +141,34 @@ fn load_matrix(path: &str, info: &RecordingInfo) -> DspResult<WhiteningMatrix> {
         )));
     }
     Ok(matrix)
+}
+
+/// Values one piece of a fitting pass reads at most (channels × samples with context): 2²⁵,
+/// 128 MiB of `f32`, what every wgpu device binds in one buffer. A constant, not the device's
+/// own limit, so that a fit is split the same way (and gives the same bits) on every device.
+pub const FIT_PIECE_VALUES: u64 = 1 << 25;
+
+/// The fit ranges of `info` as the windows the fitting pass reads: each range owned by pieces
+/// in order, each piece with `before`/`after` samples of context (clamped to its segment) and
+/// at most [`FIT_PIECE_VALUES`] values read.
+fn fit_pieces(
+    info: &RecordingInfo,
+    ranges: Vec<Range<u64>>,
+    before: u64,
+    after: u64,
+) -> Vec<HaloWindow> {
+    let per_channel = FIT_PIECE_VALUES / (info.channel_count().max(1) as u64);
+    let owned = per_channel.saturating_sub(before + after).max(1);
+    let mut windows = Vec::new();
+    for range in ranges {
+        let mut start = range.start;
+        while start < range.end {
+            let end = range.end.min(start + owned);
+            windows.push(halo_window(info, windows.len(), start..end, before, after));
+            start = end;
+        }
+    }
+    windows
 }
 
 /// A window owning `valid` with `before`/`after` samples of context, clamped to its segment.
