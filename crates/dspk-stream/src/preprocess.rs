@@ -113,7 +113,7 @@ pub fn preprocess(
     let fit_start = Instant::now();
     let fits = fit(devices, &source, spec, given.clone(), options.route)?;
     let fit_s = fit_start.elapsed().as_secs_f64();
-    let fitted = summarise(spec, &given, &fits);
+    let fitted = summarise(spec, &plan, &given, &fits);
     let stage_times = time_stages(first, &source, spec, &fits, &plan, options.route)?;
     let scaling = Scaling::microvolts(&info);
     sink.begin(&info, &scaling.units)?;
@@ -190,26 +190,50 @@ pub fn preprocess_plan(
 }
 
 /// Each fitted stage of `spec`: where its parameters came from and what they are.
-fn summarise(spec: &PipelineSpec, given: &Fits, fits: &Fits) -> Vec<FitSummary> {
+fn summarise(
+    spec: &PipelineSpec,
+    plan: &PreprocessPlan,
+    given: &Fits,
+    fits: &Fits,
+) -> Vec<FitSummary> {
     let mut out = Vec::new();
     for (index, stage) in spec.stages.iter().enumerate() {
-        let (StageSpec::Whiten(w), Some(matrix)) = (stage, fits.whitening.get(&index)) else {
-            continue;
-        };
-        let source = if given.whitening.contains_key(&index) {
-            "given"
-        } else if w.matrix.is_some() {
-            "file"
-        } else {
-            "fitted"
+        let fitted_samples = plan.stages.get(index).map_or(0, |s| s.fit_samples);
+        let (source, samples, mean_columns) = match stage {
+            StageSpec::Whiten(w) => {
+                let Some(matrix) = fits.whitening.get(&index) else {
+                    continue;
+                };
+                let source = if given.whitening.contains_key(&index) {
+                    "given"
+                } else if w.matrix.is_some() {
+                    "file"
+                } else {
+                    "fitted"
+                };
+                let rows = matrix.rows();
+                let columns = rows.iter().map(|r| r.columns.len()).sum::<usize>();
+                (
+                    source,
+                    matrix.samples(),
+                    columns as f64 / rows.len().max(1) as f64,
+                )
+            }
+            StageSpec::Center(_) if fits.centers.contains_key(&index) => {
+                if given.centers.contains_key(&index) {
+                    ("given", 0, 1.0)
+                } else {
+                    ("fitted", fitted_samples, 1.0)
+                }
+            }
+            _ => continue,
         };
         out.push(FitSummary {
             index,
             kind: stage.kind().to_string(),
             source: source.to_string(),
-            samples: matrix.samples(),
-            mean_columns: matrix.rows().iter().map(|r| r.columns.len()).sum::<usize>() as f64
-                / matrix.rows().len().max(1) as f64,
+            samples,
+            mean_columns,
         });
     }
     out

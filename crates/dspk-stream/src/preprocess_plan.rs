@@ -103,6 +103,7 @@ pub fn plan(
     asked: Option<u64>,
 ) -> DspResult<PreprocessPlan> {
     spec.check(info)?;
+    check_given(spec, info, fits)?;
     // Fitted stages are pointwise (no halo): the chain without them has the whole chain's
     // halos, and builds before anything is fitted.
     let unfitted = PipelineSpec {
@@ -134,6 +135,10 @@ pub fn plan(
         let (fit_windows, fit_samples) = match stage {
             StageSpec::Whiten(w) if w.matrix.is_none() && !fits.whitening.contains_key(&index) => {
                 let ranges = fit_windows(info, &w.fit);
+                (ranges.len(), ranges.iter().map(|r| r.end - r.start).sum())
+            }
+            StageSpec::Center(c) if !fits.centers.contains_key(&index) => {
+                let ranges = fit_windows(info, &c.fit);
                 (ranges.len(), ranges.iter().map(|r| r.end - r.start).sum())
             }
             _ => (0, 0),
@@ -190,6 +195,33 @@ pub fn plan(
         output_bytes,
         devices,
     })
+}
+
+/// Refuses fitted parameters given for a stage the pipeline does not have there (another
+/// pipeline's), or for another number of channels.
+fn check_given(spec: &PipelineSpec, info: &RecordingInfo, fits: &Fits) -> DspResult<()> {
+    let channels = info.channel_count();
+    let given = fits
+        .whitening
+        .iter()
+        .map(|(i, m)| (*i, "whiten", m.channels()))
+        .chain(fits.centers.iter().map(|(i, m)| (*i, "center", m.len())));
+    for (index, kind, count) in given {
+        let here = spec.stages.get(index).map(StageSpec::kind);
+        if here != Some(kind) {
+            return Err(DspError::config(format!(
+                "the fitted parameters given are for a {kind} stage at position {index}, and                  the pipeline has {} there: they were fitted for another pipeline",
+                here.map_or("no stage".to_string(), |k| format!("a {k} stage"))
+            )));
+        }
+        if count != channels {
+            return Err(DspError::config(format!(
+                "the fitted parameters of stage {index} ({kind}) are for {count} channels, and                  {} has {channels}",
+                info.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The product of `factors`, or an error where it overflows `u64`.
