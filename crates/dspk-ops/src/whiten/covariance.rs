@@ -23,6 +23,16 @@ use crate::Span;
 /// device, and the windows on the host in `f64`.
 pub const COVARIANCE_CHUNK: usize = 256;
 
+/// Partials one launch of the covariance keeps at most (`chunks × channels²` values): 2²⁴,
+/// 64 MiB of `f32`. A longer window is taken in groups of chunks, each summed to its own
+/// `channels²` result; a constant, so that a window is grouped the same way on every device.
+pub const COVARIANCE_PARTIALS: usize = 1 << 24;
+
+/// Chunks one launch takes for `channels` channels (at least one).
+fn group_chunks(channels: usize) -> usize {
+    (COVARIANCE_PARTIALS / (channels * channels).max(1)).max(1)
+}
+
 /// `Σ x·xᵀ` of the channels over some samples, in `f64`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Covariance {
@@ -246,7 +256,9 @@ impl CovarianceKernel {
                  channels × {max_stride} samples"
             )));
         }
-        let chunks = max_stride.div_ceil(COVARIANCE_CHUNK);
+        let chunks = max_stride
+            .div_ceil(COVARIANCE_CHUNK)
+            .min(group_chunks(channels));
         device_elements("covariance partials", &[chunks, channels, channels])?;
         Ok(Self {
             client: client.clone(),
@@ -285,6 +297,27 @@ impl CovarianceKernel {
             return Ok(());
         }
         let n = self.channels;
+        let group = group_chunks(n) * COVARIANCE_CHUNK;
+        let mut first = span.produce.start;
+        while first < span.produce.end {
+            let part = group.min(span.produce.end - first);
+            self.accumulate_group(input, span, first, part)?;
+            first += part;
+        }
+        self.samples += len as u64;
+        Ok(())
+    }
+
+    /// Launches the covariance of samples `first..first + len` of `input`'s rows (at most one
+    /// group of chunks), its result kept as the next partial.
+    fn accumulate_group(
+        &mut self,
+        input: &Handle,
+        span: &Span,
+        first: usize,
+        len: usize,
+    ) -> DspResult<()> {
+        let n = self.channels;
         let chunks = len.div_ceil(COVARIANCE_CHUNK);
         let g = LaunchGeometry::elementwise_with(&self.limits, chunks * n * n)?;
         covariance_chunks::launch(
@@ -295,7 +328,7 @@ impl CovarianceKernel {
             f32_arg(&self.scratch, chunks * n * n)?,
             n,
             span.stride,
-            span.produce.start,
+            first,
             len,
             chunks,
             COVARIANCE_CHUNK,
@@ -312,7 +345,6 @@ impl CovarianceKernel {
             chunks,
         );
         self.windows.push(out);
-        self.samples += len as u64;
         Ok(())
     }
 
