@@ -315,6 +315,7 @@ def _from_python_source(
     gains: Sequence[float],
     offsets: Sequence[float],
     units: list[str],
+    probe_json: Optional[str] = None,
 ) -> Recording: ...
 def _check_conformance(recording: Recording, seed: int) -> None: ...
 def butter_sos(

@@ -257,7 +257,19 @@ def from_spikeinterface(recording: BaseRecording, segment_index: int = 0) -> _ds
         gains=gains,
         offsets=offsets,
         units=units,
+        probe_json=_probe_json_of(recording),
     )
+
+
+def _probe_json_of(recording: BaseRecording) -> Optional[str]:
+    """The recording's probe (its contacts wired to its channels in order) as probeinterface
+    JSON text, where it has one that gives every channel a contact."""
+    if not recording.has_probe():
+        return None
+    from ._pipeline import _probe_json
+
+    probe = recording.get_probe()
+    return _probe_json(probe)
 
 
 def preprocess(
@@ -301,5 +313,6 @@ def preprocess(
         is_filtered=True,
     )
     if read.has_probe():
-        binary = binary.set_probe(read.get_probe(), group_mode="by_shank" if read.get_probe().shank_ids is not None else "auto")
+        probe = read.get_probe()
+        binary.set_probe(probe, group_mode="by_shank" if probe.shank_ids is not None else "auto")
     return binary

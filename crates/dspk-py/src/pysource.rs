@@ -162,7 +162,7 @@ impl RecordingSource for PythonSource {
 /// C-contiguous `(channels, samples)` of `dtype`), described by the other arguments: what
 /// `dspk.from_spikeinterface` builds on.
 #[pyfunction]
-#[pyo3(name = "_from_python_source", signature = (reader, *, name, sample_rate, samples, dtype, channel_names, gains, offsets, units))]
+#[pyo3(name = "_from_python_source", signature = (reader, *, name, sample_rate, samples, dtype, channel_names, gains, offsets, units, probe_json=None))]
 #[expect(
     clippy::too_many_arguments,
     reason = "keyword arguments of one Python function"
@@ -177,6 +177,7 @@ pub(crate) fn from_python_source(
     gains: Vec<f32>,
     offsets: Vec<f32>,
     units: &Bound<'_, PyList>,
+    probe_json: Option<&str>,
 ) -> PyResult<Recording> {
     let rate = args::rate(sample_rate)?;
     let samples = args::index(samples, "samples")?;
@@ -212,6 +213,13 @@ pub(crate) fn from_python_source(
             unit: unit_of(&unit),
             kind: dspk_types::ChannelKind::Signal,
         };
+    }
+    if let Some(text) = probe_json {
+        let doc: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| invalid(format!("{}: probe: not JSON: {e}", info.name)))?;
+        let probe = dspk_io::probe_from_probeinterface(&doc, count, &[])
+            .map_err(|e| invalid(format!("{}: probe: {e}", info.name)))?;
+        info.probe = Some(probe);
     }
     let label = format!("Python recording {}", info.name);
     let source = PythonSource { info, reader };
