@@ -323,7 +323,8 @@ pub(crate) fn transpose_bytes(
     }
 }
 
-/// [`transpose_bytes`] over every column `0..cols`.
+/// [`transpose_bytes`] over every column `0..cols` (the tests' round trip).
+#[cfg(test)]
 pub(crate) fn transpose_all_bytes(
     elem: usize,
     src: &[u8],

@@ -103,6 +103,7 @@ mod decode;
 mod detect;
 pub mod durable;
 mod encode;
+mod frames;
 mod guard;
 mod join;
 mod mapped;

@@ -1,7 +1,9 @@
 //! Writing raw binary files with their sidecar: a window-at-a-time writer and a streaming copy
 //! of any recording.
 
-use std::io::{Seek, SeekFrom, Write};
+use std::io::Write;
+#[cfg(not(unix))]
+use std::io::{Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -11,9 +13,9 @@ use dspk_types::{
 };
 
 use crate::binary::{BinarySidecar, sidecar_path};
-use crate::decode;
 use crate::durable::{self, TempFile};
 use crate::encode::{self, OutputFormat};
+use crate::frames;
 use crate::raw::file_error;
 
 /// The stage name of [`write_binary`]'s progress events (unit `"samples"`).
@@ -305,7 +307,7 @@ impl BinaryWriter {
         match self.sidecar.order {
             MemoryOrder::TimeMajor => {
                 self.transposed.resize(bytes.len(), 0);
-                decode::transpose_all_bytes(b, bytes, c, n, &mut self.transposed);
+                frames::to_frames(b, bytes, c, n, &mut self.transposed);
                 self.data
                     .file()
                     .write_all(&self.transposed)
@@ -315,8 +317,7 @@ impl BinaryWriter {
                 let file = self.data.file();
                 for (ch, run) in bytes.chunks_exact(n * b).enumerate() {
                     let at = (ch as u64 * self.total + self.written) * b as u64;
-                    file.seek(SeekFrom::Start(at)).map_err(io_err)?;
-                    file.write_all(run).map_err(io_err)?;
+                    write_at(file, run, at).map_err(io_err)?;
                 }
             }
         }
@@ -359,6 +360,19 @@ impl BinaryWriter {
         // Both files move in together: a failed move leaves the previous pair as it was.
         durable::persist_all(vec![self.data, side])?;
         Ok(summary)
+    }
+}
+
+/// Writes all of `bytes` at `offset` of `file` (one `pwrite` where there is one).
+fn write_at(file: &mut std::fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        file.seek(SeekFrom::Start(offset))?;
+        file.write_all(bytes)
     }
 }
 
