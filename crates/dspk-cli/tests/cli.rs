@@ -637,3 +637,96 @@ fn both_decode_paths_give_the_same_statistics_and_files() {
         "{line}"
     );
 }
+
+#[test]
+fn preprocess_writes_the_same_bits_for_any_window_with_its_provenance() {
+    for target in runtimes() {
+        let rt = target.name();
+        let dir = scratch(&format!("preprocess-{rt}"));
+        let path = |name: &str| dir.join(name).display().to_string();
+        // 8 channels × 0.5 s of the synthetic recording, as float32 µV with a sidecar.
+        let raw = path("raw.bin");
+        ok(&[
+            "--runtime",
+            rt,
+            "convert",
+            "--synthetic-duration",
+            "0.5",
+            "--channels",
+            "0:7",
+            "-o",
+            &raw,
+        ]);
+        let spec = path("si.toml");
+        let printed = ok(&["preprocess", "--print-pipeline", "spikeinterface"]);
+        std::fs::write(&spec, &printed).unwrap();
+        let mut outputs = Vec::new();
+        for (name, pipeline, window) in [
+            ("a.bin", "spikeinterface", None),
+            ("b.bin", "spikeinterface", Some("3000")),
+            ("c.bin", spec.as_str(), Some("7001")),
+        ] {
+            let out = path(name);
+            let mut args = vec![
+                "--runtime",
+                rt,
+                "preprocess",
+                &raw,
+                "--pipeline",
+                pipeline,
+                "-o",
+                &out,
+                "--json",
+            ];
+            if let Some(w) = window {
+                args.extend(["--window-samples", w]);
+            }
+            let report = json(&args);
+            let sidecar: Value =
+                serde_json::from_str(&std::fs::read_to_string(format!("{out}.json")).unwrap())
+                    .unwrap();
+            let provenance = &sidecar["provenance"];
+            // The sidecar records the run the program reported, and the input file.
+            assert_eq!(provenance["report"], report["report"], "{rt} {name}");
+            assert_eq!(provenance["inputs"][0]["path"], raw.as_str());
+            assert_eq!(
+                provenance["inputs"][0]["bytes"],
+                std::fs::metadata(&raw).unwrap().len()
+            );
+            let plan = &report["report"]["plan"];
+            assert_eq!(plan["channels"], 8);
+            assert_eq!(plan["samples"], 15_000);
+            assert_eq!(plan["output_bytes"], 8 * 15_000 * 4);
+            let kinds: Vec<&str> = report["report"]["stage_times"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["kind"].as_str().unwrap())
+                .collect();
+            // No ADC shifts on this probe: the optional phase shift is left out.
+            assert_eq!(kinds, ["filter", "common_reference"]);
+            outputs.push(std::fs::read(&out).unwrap());
+        }
+        assert_eq!(outputs[0].len(), 8 * 15_000 * 4);
+        assert!(
+            outputs.iter().all(|o| *o == outputs[0]),
+            "{rt}: window sizes changed bits"
+        );
+        // A dry run plans and writes nothing.
+        let before = listing(&dir);
+        let plan = json(&[
+            "--runtime",
+            rt,
+            "preprocess",
+            &raw,
+            "--pipeline",
+            "spikeinterface",
+            "--dry-run",
+            "--json",
+        ]);
+        assert_eq!(plan["plan"]["windows"], 1);
+        assert!(plan["plan"]["halo_before"].as_u64().unwrap() > 0);
+        assert_eq!(listing(&dir), before);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

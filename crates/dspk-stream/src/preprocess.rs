@@ -24,7 +24,7 @@ use dspk_types::{
 use crate::fit::{fit, halo_window};
 use crate::preprocess_plan::{
     ClipSummary, FitSummary, InputFile, PreprocessPlan, PreprocessReport, Provenance, StageTime,
-    plan,
+    applies, plan,
 };
 use crate::{DecodeRoute, DevicePass, Flow, MultiPass, PassDevice, PassReport, WindowWorker};
 
@@ -281,12 +281,15 @@ fn time_stages(
         .sample_rate
         .duration_for_samples(owned)?
         .as_seconds_f64();
-    Ok(spec
+    // The chain holds the stages that apply, in spec order.
+    let applied = spec
         .stages
         .iter()
-        .zip(times)
         .enumerate()
-        .map(|(index, (stage, time))| StageTime {
+        .filter(|(_, stage)| applies(stage, &info));
+    Ok(applied
+        .zip(times)
+        .map(|((index, stage), time)| StageTime {
             index,
             kind: stage.kind().to_string(),
             window_ms: time.as_secs_f64() * 1e3,

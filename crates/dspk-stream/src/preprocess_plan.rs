@@ -27,6 +27,9 @@ pub struct PlannedStage {
     pub halo_before: u64,
     /// Samples of context it reads after what it produces.
     pub halo_after: u64,
+    /// Whether it runs on this recording (an optional phase shift is left out of a recording
+    /// whose probe states no ADC shifts: there is nothing to delay).
+    pub applied: bool,
     /// Whether it is fitted to the recording before the pass (pointwise in time).
     pub fitted: bool,
     /// Windows its fitting pass reads (0 where it is not fitted or its parameters are given).
@@ -127,7 +130,8 @@ pub fn plan(
     let mut stages = Vec::with_capacity(spec.stages.len());
     for (index, stage) in spec.stages.iter().enumerate() {
         let fitted = spec.is_fitted(index);
-        let halo = if fitted {
+        let applied = applies(stage, info);
+        let halo = if fitted || !applied {
             dspk_ops::Halo::NONE
         } else {
             halos.next().unwrap_or_default()
@@ -148,6 +152,7 @@ pub fn plan(
             kind: stage.kind().to_string(),
             halo_before: halo.before,
             halo_after: halo.after,
+            applied,
             fitted,
             fit_windows,
             fit_samples,
@@ -195,6 +200,12 @@ pub fn plan(
         output_bytes,
         devices,
     })
+}
+
+/// Whether `stage` runs on `info` (as `dspk_ops::build` decides: an optional phase shift that
+/// does not apply is left out).
+pub(crate) fn applies(stage: &StageSpec, info: &RecordingInfo) -> bool {
+    !matches!(stage, StageSpec::PhaseShift(p) if !p.applies_to(info))
 }
 
 /// Refuses fitted parameters given for a stage the pipeline does not have there (another
