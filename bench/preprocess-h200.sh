@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Issue 32's speed figures for `dspk preprocess` (K1b) and `dspk convert`, each with the host's
+# own sequential write of the same bytes (`dd conv=fsync`) measured in the same run, to the same
+# filesystem: a 60 s, 384-channel (+ sync) int16 SpikeGLX-like file in the page cache,
+# preprocessed with the kilosort4 and spikeinterface presets to /tmp and /dev/shm.
+# Usage: bench/preprocess-h200.sh DSPK [SECONDS] (python3 with NumPy writes the file).
+set -euo pipefail
+dspk=$1 seconds=${2:-60}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir" /tmp/dspk-out /dev/shm/dspk-out' EXIT
+mkdir -p /tmp/dspk-out /dev/shm/dspk-out
+python3 - "$dir" "$seconds" <<'PY'
+import sys
+import numpy as np
+d, seconds = sys.argv[1], int(sys.argv[2])
+n, c = seconds * 30000, 385
+rng = np.random.default_rng(7)
+with open(f"{d}/rec_g0_t0.imec0.ap.bin", "wb") as f:
+    for start in range(0, n, 300000):
+        m = min(300000, n - start)
+        block = rng.integers(-200, 200, size=(m, c), dtype=np.int16)
+        block[:, :384] += (rng.integers(-400, 400, size=384, dtype=np.int16))
+        block[:, 384] = 0
+        block.tofile(f)
+imro = "(0,384)" + "".join(f"({i} 0 0 500 250 1)" for i in range(384))
+chans = "(384,384,1)" + "".join(f"(AP{i};{i}:{i})" for i in range(384)) + "(SY0;768:768)"
+shank = "(1,2,480)" + "".join(f"(0:{i % 2}:{i // 2}:1)" for i in range(384))
+meta = f"""typeThis=imec
+imSampRate=30000.0
+nSavedChans=385
+snsApLfSy=384,0,1
+acqApLfSy=384,384,1
+snsSaveChanSubset=0:383,768
+imAiRangeMax=0.6
+imAiRangeMin=-0.6
+imMaxInt=512
+imDatPrb_type=0
+imDatPrb_pn=NP1000
+fileSizeBytes={n * c * 2}
+~imroTbl={imro}
+~snsChanMap={chans}
+~snsShankMap={shank}
+"""
+open(f"{d}/rec_g0_t0.imec0.ap.meta", "w").write(meta)
+PY
+rec=$dir/rec_g0_t0.imec0.ap.bin
+cat "$rec" > /dev/null
+int16_bytes=$((seconds * 30000 * 384 * 2))
+f32_bytes=$((seconds * 30000 * 385 * 4))
+dd_rate() { # bytes target -> MB/s of dd conv=fsync
+    local n=$(( ($1 + 16777215) / 16777216 ))
+    local t0 t1
+    t0=$(date +%s.%N)
+    dd if=/dev/zero of="$2/dd.bin" bs=16M count=$n conv=fsync status=none
+    t1=$(date +%s.%N)
+    rm -f "$2/dd.bin"
+    python3 -c "print(round($n * 16777216 / 1e6 / ($t1 - $t0), 1))"
+}
+for where in /tmp/dspk-out /dev/shm/dspk-out; do
+    echo "dd int16 bytes to $where: $(dd_rate $int16_bytes $where) MB/s (same run)"
+    for preset in kilosort4 spikeinterface; do
+        out=$where/$preset.bin
+        t0=$(date +%s.%N)
+        "$dspk" --runtime wgpu --json preprocess "$rec" --pipeline "$preset" --format int16 \
+            -o "$out" > "$dir/$preset.json"
+        t1=$(date +%s.%N)
+        python3 - "$dir/$preset.json" "$t0" "$t1" "$seconds" "$preset" "$where" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["report"]
+t0, t1, seconds = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+written = r["plan"]["output_bytes"]
+print(f"preprocess {sys.argv[5]} -> {sys.argv[6]}: process {t1 - t0:.2f} s "
+      f"({seconds / (t1 - t0):.1f}x real time), fit {r['fit_s']:.2f} s, apply {r['apply_s']:.2f} s "
+      f"({r['realtime_factor']:.1f}x real time, {written / 1e6 / r['apply_s']:.0f} MB/s written)")
+print("  stages (one window, device time): " + ", ".join(
+    f"{s['kind']} {s['window_ms']:.2f} ms ({s['realtime']:.0f}x)" for s in r["stage_times"]))
+PY
+        rm -f "$out" "$out.json"
+    done
+    echo "dd float32 bytes to $where: $(dd_rate $f32_bytes $where) MB/s (same run)"
+    t0=$(date +%s.%N)
+    wall=$("$dspk" --runtime wgpu --json convert "$rec" -o "$where/conv.bin" |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["wall_s"])')
+    t1=$(date +%s.%N)
+    python3 -c "print(f'convert -> $where: pass {$wall:.2f} s, process {$t1 - $t0:.2f} s, {$f32_bytes / 1e6 / $wall:.0f} MB/s written, {$seconds / $wall:.1f}x real time')"
+    rm -f "$where/conv.bin" "$where/conv.bin.json"
+done
