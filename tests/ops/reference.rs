@@ -241,3 +241,106 @@ fn local_sets_follow_spikeinterface() {
         },
     );
 }
+
+/// The median references in `f32` as the device must give them bit for bit: per set and
+/// sample, the values of ranks `(n − 1) / 2` and `n / 2` (a zero's sign by the rule below);
+/// averaged as
+/// `(lo + hi) · 0.5` in `f32` by the NumPy rule for an even count; subtracted in `f32`.
+fn exact_median(values: &[f32], sets: &ReferenceSets, median: MedianRule) -> Vec<f32> {
+    let mut out = values.to_vec();
+    for s in 0..STRIDE {
+        let references: Vec<f32> = sets
+            .sets()
+            .iter()
+            .map(|set| {
+                let column: Vec<f32> = set.iter().map(|&c| values[c * STRIDE + s]).collect();
+                let mut sorted = column.clone();
+                sorted.sort_by(f32::total_cmp);
+                let n = sorted.len();
+                // A scan in member order stopping where both ranks' values have appeared,
+                // each taken from the last member equal to it by then (a zero's sign).
+                let first_equal = |v: f32| {
+                    column
+                        .iter()
+                        .position(|&x| x == v)
+                        .expect("a sorted value is a member's")
+                };
+                let (v_lo, v_hi) = (sorted[(n - 1) / 2], sorted[n / 2]);
+                let stop = first_equal(v_lo).max(first_equal(v_hi));
+                let last_equal = |v: f32| {
+                    *column[..=stop]
+                        .iter()
+                        .rev()
+                        .find(|&&x| x == v)
+                        .expect("seen by the stop")
+                };
+                let (lo, hi) = (last_equal(v_lo), last_equal(v_hi));
+                match median {
+                    MedianRule::Numpy if n % 2 == 0 => (lo + hi) * 0.5,
+                    _ => lo,
+                }
+            })
+            .collect();
+        for c in 0..sets.channel_count() {
+            if let Some(k) = sets.set_of(c) {
+                out[c * STRIDE + s] = values[c * STRIDE + s] - references[k];
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn median_is_an_exact_selection() {
+    const NAME: &str = "median_is_an_exact_selection";
+    for_each_runtime(NAME, |target, client| {
+        let (seed, mut rng) = test_rng(NAME);
+        for channels in [32, 33, 97] {
+            // Half the samples of floats of both signs, half of small integers with zeros of
+            // both signs (ties across the middle ranks, and zero medians).
+            let values: Vec<f32> = (0..channels * STRIDE)
+                .map(|i| {
+                    if (i % STRIDE) % 2 == 0 {
+                        rng.random_range(-100.0f32..100.0)
+                    } else {
+                        let v = rng.random_range(-2i32..=2) as f32;
+                        if v == 0.0 && rng.random_bool(0.5) {
+                            -0.0
+                        } else {
+                            v
+                        }
+                    }
+                })
+                .collect();
+            for scope in [
+                ReferenceScope::Global,
+                ReferenceScope::Shank,
+                ReferenceScope::Local,
+            ] {
+                for median in [MedianRule::Numpy, MedianRule::Lower] {
+                    let info = np_info(channels, 2);
+                    let spec = ReferenceSpec {
+                        scope,
+                        median,
+                        ..ReferenceSpec::default()
+                    };
+                    let mut stage =
+                        ReferenceStage::new(client, &spec, &info).expect("a reference stage");
+                    let got = run_stage(client, &mut stage, &values, channels, 0..STRIDE);
+                    let want = exact_median(&values, stage.sets(), median);
+                    let differ = got
+                        .iter()
+                        .zip(&want)
+                        .position(|(g, w)| g.to_bits() != w.to_bits());
+                    assert!(
+                        differ.is_none(),
+                        "{target} {channels} channels {scope:?} {median:?} (seed {seed}): value \
+                         {differ:?} is {:?}, not {:?}",
+                        differ.map(|i| got[i]),
+                        differ.map(|i| want[i]),
+                    );
+                }
+            }
+        }
+    });
+}

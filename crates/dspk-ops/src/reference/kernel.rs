@@ -12,11 +12,10 @@ pub(super) const MEAN: u32 = 1;
 /// The median or mean of the values of channels `members[first..end]` at local sample `p` of
 /// rows of `stride` (channel-major).
 ///
-/// The mean sums in member order in `f32` and divides by the count. The median counts ranks:
-/// for each candidate value the members below and equal to it, until the candidates holding
-/// ranks `(n − 1) / 2` and `n / 2` are found (ties hold a run of ranks); `numpy` averages the
-/// two for an even count (`(a + b) · 0.5`, as `np.median` of `float32`), otherwise the lower
-/// one is taken. Quadratic in the set's size and exact: no value is changed before the final
+/// The mean sums in member order in `f32` and divides by the count. The median selects the
+/// values of ranks `(n − 1) / 2` and `n / 2` (ties hold a run of ranks) by [`median`]'s radix
+/// selection; `numpy` averages the two for an even count (`(a + b) · 0.5`, as `np.median` of
+/// `float32`), otherwise the lower one is taken. Exact: no value is changed before the final
 /// average. A NaN among the values gives an unspecified result.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -47,9 +46,143 @@ fn mean(input: &[f32], members: &[u32], first: usize, end: usize, stride: usize,
     sum / f32::cast_from(end - first)
 }
 
-/// The median of [`statistic`], by counting ranks.
+/// The sign bit of an `f32`'s bits, and every bit.
+const SIGN: u32 = 0x8000_0000;
+const ALL: u32 = 0xFFFF_FFFF;
+
+/// The order key of an `f32`: unsigned integers in the order of the values, `-0.0` and `0.0`
+/// one key (equal values, equal keys); [`from_key`] reverses it (zero as `0.0`).
 #[cube]
-fn median(
+fn order_key(x: f32) -> u32 {
+    let bits = u32::reinterpret(x);
+    let mut key = bits | SIGN;
+    if bits > SIGN {
+        key = bits ^ ALL;
+    }
+    key
+}
+
+/// The value of an [`order_key`].
+#[cube]
+fn from_key(key: u32) -> f32 {
+    let mut bits = key ^ ALL;
+    if key >= SIGN {
+        bits = key ^ SIGN;
+    }
+    f32::reinterpret(bits)
+}
+
+/// The median of [`statistic`] for a larger set, by a radix selection on the values' [`order_key`]s.
+///
+/// Sixteen passes over the members each fix two more bits of the key `K` of rank `(n − 1) / 2`
+/// (counting the keys below three thresholds); a last pass counts the keys at most `K` and
+/// finds the smallest key above it, which holds rank `n / 2` where `K` does not. Every value
+/// follows from its key but a zero's sign: a zero takes the sign of the last member equal to
+/// it up to the first member where both ranks' values have appeared (the one a scan of the
+/// members in order, stopping once both ranks are found, ends on), read in one more pass only
+/// then.
+#[cube]
+fn median_by_selection(
+    input: &[f32],
+    members: &[u32],
+    first: usize,
+    end: usize,
+    stride: usize,
+    p: usize,
+    #[comptime] numpy: bool,
+) -> f32 {
+    let n = u32::cast_from(end - first);
+    let k_lo = (n - 1) / 2;
+    let k_hi = n / 2;
+    let mut prefix = 0u32;
+    let mut shift = 32u32;
+    while shift > 0 {
+        shift -= 2;
+        let step = 1u32 << shift;
+        let t1 = prefix + step;
+        let t2 = t1 + step;
+        let t3 = t2 + step;
+        let mut c1 = 0u32;
+        let mut c2 = 0u32;
+        let mut c3 = 0u32;
+        for i in first..end {
+            let key = order_key(input[usize::cast_from(members[i]) * stride + p]);
+            if key < t1 {
+                c1 += 1;
+            }
+            if key < t2 {
+                c2 += 1;
+            }
+            if key < t3 {
+                c3 += 1;
+            }
+        }
+        // `count(key < t) <= k_lo` holds for the largest threshold the rank lies at or above.
+        if c3 <= k_lo {
+            prefix = t3;
+        } else if c2 <= k_lo {
+            prefix = t2;
+        } else if c1 <= k_lo {
+            prefix = t1;
+        }
+    }
+    // Rank `n / 2`: `K` again, or the smallest key above it; and where each first appears.
+    let mut at_most = 0u32;
+    let mut next = 0xFFFF_FFFFu32;
+    let mut first_lo = end;
+    let mut first_next = end;
+    for i in first..end {
+        let key = order_key(input[usize::cast_from(members[i]) * stride + p]);
+        if key == prefix && first_lo == end {
+            first_lo = i;
+        }
+        if key <= prefix {
+            at_most += 1;
+        } else if key < next {
+            next = key;
+            first_next = i;
+        }
+    }
+    let mut key_hi = prefix;
+    let mut first_hi = first_lo;
+    if at_most <= k_hi {
+        key_hi = next;
+        first_hi = first_next;
+    }
+    let mut lo = from_key(prefix);
+    let mut hi = from_key(key_hi);
+    if prefix == SIGN || key_hi == SIGN {
+        // A zero: the last member equal to it up to where both values have appeared.
+        let mut stop = first_lo;
+        if first_hi > stop {
+            stop = first_hi;
+        }
+        for i in first..stop + 1 {
+            let x = input[usize::cast_from(members[i]) * stride + p];
+            let key = order_key(x);
+            if key == prefix {
+                lo = x;
+            }
+            if key == key_hi {
+                hi = x;
+            }
+        }
+    }
+    let mut result = lo;
+    if comptime![numpy] {
+        let average = (lo + hi) * 0.5;
+        if (n & 1) == 0 {
+            result = average;
+        }
+    }
+    result
+}
+
+/// The median of [`statistic`] for a set of at most [`RANKED`] members, by counting ranks:
+/// for each candidate value in member order the members below and equal to it, until the
+/// candidates holding ranks `(n − 1) / 2` and `n / 2` are found.
+#[cube]
+fn median_by_ranks(
     input: &[f32],
     members: &[u32],
     first: usize,
@@ -101,6 +234,30 @@ fn median(
     }
     result
 }
+
+/// The median of [`statistic`]: [`median_by_ranks`] for small sets (fewer loads than the
+/// selection's 17 passes), [`median_by_selection`] for larger ones. Both give the same value,
+/// a zero's sign included.
+#[cube]
+fn median(
+    input: &[f32],
+    members: &[u32],
+    first: usize,
+    end: usize,
+    stride: usize,
+    p: usize,
+    #[comptime] numpy: bool,
+) -> f32 {
+    if end - first <= RANKED {
+        median_by_ranks(input, members, first, end, stride, p, numpy)
+    } else {
+        median_by_selection(input, members, first, end, stride, p, numpy)
+    }
+}
+
+/// Largest set whose median is found by counting ranks (about `n² / 2` loads against the
+/// selection's `17 n`).
+const RANKED: usize = 32;
 
 /// One unit per (set, produced sample): `references[k · len + s]` = set `k`'s statistic at
 /// local sample `first + s`.
