@@ -2,13 +2,14 @@
 //! and handed, window by window in recording order, to a [`WindowSink`] — the pass behind
 //! `dspk convert` and `dspk.convert`, and the one preprocessing will extend.
 
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use cubecl::client::Client;
 use dspk_types::{
     ChunkSchedule, DspResult, ProgressSink, RecordingInfo, RecordingSource, Scaling, WindowSink,
 };
 
+use crate::host::{HostValues, RowReader};
 use crate::{DecodeRoute, DevicePass, Flow, PassReport, window_samples};
 
 /// How to convert.
@@ -46,14 +47,41 @@ pub fn convert(
     let scaling = Scaling::microvolts(&info);
     sink.begin(&info, &scaling.units)?;
     // Halos are 0: every window is owned whole, and windows come in order.
-    let report = DevicePass::new(client, source, schedule.into_windows())
+    let pass = DevicePass::new(client, source, schedule.into_windows())
         .scaling(scaling)
         .route(options.route)
-        .progress(progress)
-        .run_to_host(|_, values| {
-            sink.write_window(values)?;
-            Ok(Flow::Continue)
-        })?;
+        .progress(progress);
+    let report = write_behind(pass, sink)?;
     sink.finish()?;
     Ok(Converted { report, info })
+}
+
+/// Runs `pass` on a thread of its own and writes each window to `sink` on this one, in order:
+/// the sink encodes, lays out and writes window i while the device decodes and reads back
+/// window i+1 and the fill threads read window i+2. The first error, of the pass or of the
+/// sink, is returned (the sink's stops the pass).
+fn write_behind(pass: DevicePass<'_>, sink: &mut dyn WindowSink) -> DspResult<PassReport> {
+    // One window waiting: at most three on the host (read back, waiting, being written).
+    let (tx, rx) = mpsc::sync_channel::<HostValues>(1);
+    std::thread::scope(|scope| {
+        let running = scope.spawn(move || {
+            let mut reader = RowReader::default();
+            pass.run(|_, decoded| {
+                let values = reader.read_decoded(decoded)?;
+                // The receiver is gone only when the sink failed; its error is the one returned.
+                Ok(match tx.send(values) {
+                    Ok(()) => Flow::Continue,
+                    Err(_) => Flow::Stop,
+                })
+            })
+        });
+        let written = rx.iter().try_for_each(|values| sink.write_window(&values));
+        drop(rx);
+        let report = match running.join() {
+            Ok(report) => report,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        written?;
+        report
+    })
 }

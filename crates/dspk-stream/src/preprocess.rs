@@ -22,6 +22,7 @@ use dspk_types::{
 };
 
 use crate::fit::{fit, halo_window};
+use crate::host::{HostValues, RowReader};
 use crate::preprocess_plan::{
     ClipSummary, FitSummary, InputFile, PreprocessPlan, PreprocessReport, Provenance, StageTime,
     applies, plan,
@@ -322,7 +323,8 @@ pub fn run_windows(
 ) -> DspResult<ChainPass> {
     let info = source.info().clone();
     let count = spec.stages.len();
-    let (tx, rx) = mpsc::channel::<(usize, Vec<f32>)>();
+    // Bounded: a writer slower than the devices holds them back (host memory stays flat).
+    let (tx, rx) = mpsc::sync_channel::<(usize, HostValues)>(2 * devices.len().max(1));
     let listed = windows.clone();
     let pass = std::thread::scope(|scope| -> DspResult<ChainPass> {
         let info_ref = &info;
@@ -336,6 +338,7 @@ pub fn run_windows(
                         client: client.clone(),
                         info: info_ref,
                         tx: tx.clone(),
+                        reader: RowReader::default(),
                     })
                 })
         });
@@ -381,7 +384,8 @@ struct ChainWorker<'a> {
     chain: Chain,
     client: Client,
     info: &'a RecordingInfo,
-    tx: mpsc::Sender<(usize, Vec<f32>)>,
+    tx: mpsc::SyncSender<(usize, HostValues)>,
+    reader: RowReader,
 }
 
 impl WindowWorker for ChainWorker<'_> {
@@ -394,10 +398,19 @@ impl WindowWorker for ChainWorker<'_> {
         window: &HaloWindow,
         decoded: &DecodedWindow<'_>,
     ) -> DspResult<Flow> {
-        let values = run_chain(&mut self.chain, &self.client, self.info, window, decoded)?;
+        let values = run_chain(
+            &mut self.chain,
+            &mut self.reader,
+            &self.client,
+            self.info,
+            window,
+            decoded,
+        )?;
         // The receiver is gone only when the caller failed; its error is the one returned.
-        let _ = self.tx.send((position, values));
-        Ok(Flow::Continue)
+        Ok(match self.tx.send((position, values)) {
+            Ok(()) => Flow::Continue,
+            Err(_) => Flow::Stop,
+        })
     }
 
     fn finish(self) -> DspResult<Option<Vec<u64>>> {
@@ -414,14 +427,16 @@ impl WindowWorker for ChainWorker<'_> {
     }
 }
 
-/// The chain's output on `window`'s owned samples, read back (channel-major).
+/// The chain's output on `window`'s owned samples, read back (channel-major): only those
+/// samples cross the bus where the runtime reads part of each row (CUDA, HIP).
 pub(crate) fn run_chain(
     chain: &mut Chain,
+    reader: &mut RowReader,
     client: &Client,
     info: &RecordingInfo,
     window: &HaloWindow,
     decoded: &DecodedWindow<'_>,
-) -> DspResult<Vec<f32>> {
+) -> DspResult<HostValues> {
     let channels = decoded.channels();
     let stride = decoded.samples();
     let rows = Rows {
@@ -432,12 +447,7 @@ pub(crate) fn run_chain(
     };
     let valid = window.valid_local.clone();
     let out = chain.run(decoded.handle(), &rows, valid.clone())?;
-    let all = read_f32(client, &out, channels * stride)?;
-    let mut values = Vec::with_capacity(channels * valid.len());
-    for c in 0..channels {
-        values.extend_from_slice(&all[c * stride + valid.start..c * stride + valid.end]);
-    }
-    Ok(values)
+    reader.read_rows(client, &out, channels, stride, valid)
 }
 
 /// The segment of `info` that holds `range`.
