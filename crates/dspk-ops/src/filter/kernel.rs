@@ -13,9 +13,19 @@
 //! filter's DC gain. In exact arithmetic this is the steady-state start; in `f32` it keeps a
 //! 50 mV offset from eating the digits of a 10 µV signal.
 //!
-//! The sections run in transposed direct form II, as scipy's `sosfilt`, their states in a
-//! local array (registers). What a unit writes depends only on its block's input, so the output
-//! is the same bits for any window that contains the block's span.
+//! The sections run in transposed direct form II, as scipy's `sosfilt`, their coefficients and
+//! states in local arrays (registers). What a unit writes depends only on its block's input, so
+//! the output is the same bits for any window that contains the block's span.
+//!
+//! # Memory
+//!
+//! Each unit walks its own row, so its loads cannot coalesce with its neighbours'; they hit the
+//! cache lines its previous loads brought in, and each unit loads [`RUN`] samples before it
+//! filters them, so that their latencies overlap instead of adding up. The forward pass keeps
+//! only what the backward pass reads (from the block's first sample on) in `scratch`, laid out
+//! sample-major over the units (`(k − stop) · units + unit`): neighbouring units write and read
+//! neighbouring values. The backward pass writes the block's samples straight to the output.
+//! None of this changes a unit's arithmetic, which is sample by sample in the same order.
 
 use cubecl::prelude::*;
 use dspk_kernels::element_position;
@@ -23,6 +33,7 @@ use dspk_kernels::element_position;
 /// The value of the extended span at index `k`: `left` odd samples before the segment's start
 /// (`seg_lo`), the span `[ss, se)`, then odd samples past the segment's end (`seg_hi`).
 #[cube]
+#[allow(clippy::too_many_arguments)]
 fn extended(
     x: &[f32],
     row: usize,
@@ -33,18 +44,19 @@ fn extended(
     seg_lo: usize,
     seg_hi: usize,
 ) -> f32 {
-    let mut v = x[row + seg_lo];
     if k < left {
         let m = left - k;
-        v = 2.0 * v - x[row + seg_lo + m];
+        2.0 * x[row + seg_lo] - x[row + seg_lo + m]
     } else if k < left + (se - ss) {
-        v = x[row + ss + k - left];
+        x[row + ss + k - left]
     } else {
         let m = k - left - (se - ss) + 1;
-        v = 2.0 * x[row + seg_hi - 1] - x[row + seg_hi - 1 - m];
+        2.0 * x[row + seg_hi - 1] - x[row + seg_hi - 1 - m]
     }
-    v
 }
+
+/// Samples a unit loads before it filters them (see the module docs).
+const RUN: usize = 32;
 
 /// The smaller of two indices.
 #[cube]
@@ -66,10 +78,11 @@ fn umax(a: usize, b: usize) -> usize {
     m
 }
 
-/// One step of the sections over `v` (transposed direct form II); `z1`, `z2` are the states.
+/// One step of the sections over `v` (transposed direct form II): `coef` holds five
+/// coefficients per section (`b0 b1 b2 a1 a2`), `z1`, `z2` the states.
 #[cube]
 fn step(
-    coef: &[f32],
+    coef: &Array<f32>,
     z1: &mut Array<f32>,
     z2: &mut Array<f32>,
     v: f32,
@@ -96,8 +109,8 @@ fn step(
 /// samples from local index `grid_first_block`, `grid_context` samples of context, the segment
 /// `grid_seg_lo..grid_seg_hi` (`grid_has_lo`/`grid_has_hi` 1 where that end lies in the row),
 /// samples `grid_produce_lo..grid_produce_hi` written, `grid_padlen` odd samples past a segment
-/// end, `grid_dc` the sections' gain at 0 Hz. Zero-phase keeps each unit's forward pass in its
-/// own `grid_scratch_len` values of `scratch`.
+/// end, `grid_dc` the sections' gain at 0 Hz. Zero-phase keeps each unit's forward pass from its
+/// block's first sample on in `scratch` (sample-major over the units).
 #[cube(launch)]
 pub(crate) fn filter_blocks(
     x: &[f32],
@@ -117,7 +130,6 @@ pub(crate) fn filter_blocks(
     grid_produce_lo: usize,
     grid_produce_hi: usize,
     grid_padlen: usize,
-    grid_scratch_len: usize,
     grid_dc: f32,
     #[comptime] sections: usize,
     #[comptime] zero_phase: bool,
@@ -149,6 +161,11 @@ pub(crate) fn filter_blocks(
         let lo = umax(gb, grid_produce_lo);
         let hi = umin(ge, grid_produce_hi);
 
+        let mut c = Array::<f32>::new(comptime![sections * 5]);
+        #[unroll]
+        for i in 0..comptime![sections * 5] {
+            c[i] = coef[i];
+        }
         let mut z1 = Array::<f32>::new(sections);
         let mut z2 = Array::<f32>::new(sections);
         #[unroll]
@@ -158,39 +175,99 @@ pub(crate) fn filter_blocks(
         }
         let r = extended(x, row, 0, left, ss, se, grid_seg_lo, grid_seg_hi);
         let dr = grid_dc * r;
+        let mut v = Array::<f32>::new(RUN);
         if zero_phase {
-            let base = id * grid_scratch_len;
+            let units = grid_rows * grid_blocks;
+            // The backward pass stops at the block's first sample: the forward values before it
+            // are not kept.
+            let stop = left + (gb - ss);
+            let mut last = 0.0f32;
             let mut k = 0usize;
+            while k + RUN <= len {
+                #[unroll]
+                for j in 0..RUN {
+                    v[j] = extended(x, row, k + j, left, ss, se, grid_seg_lo, grid_seg_hi) - r;
+                }
+                #[unroll]
+                for j in 0..RUN {
+                    v[j] = step(&c, &mut z1, &mut z2, v[j], sections);
+                }
+                #[unroll]
+                for j in 0..RUN {
+                    if k + j >= stop {
+                        scratch[(k + j - stop) * units + id] = v[j];
+                    }
+                }
+                last = v[RUN - 1];
+                k += RUN;
+            }
             while k < len {
-                let v = extended(x, row, k, left, ss, se, grid_seg_lo, grid_seg_hi) - r;
-                scratch[base + k] = step(coef, &mut z1, &mut z2, v, sections);
+                let u = extended(x, row, k, left, ss, se, grid_seg_lo, grid_seg_hi) - r;
+                last = step(&c, &mut z1, &mut z2, u, sections);
+                if k >= stop {
+                    scratch[(k - stop) * units + id] = last;
+                }
                 k += 1;
             }
             // Backward from the forward pass's last value, down to the block's first sample.
-            let q = scratch[base + len - 1] + dr;
+            let q = last + dr;
             let dq = grid_dc * q;
             #[unroll]
             for s in 0..sections {
                 z1[s] = 0.0;
                 z2[s] = 0.0;
             }
-            let stop = left + (gb - ss);
+            // `k` runs down over `stop..len`; index `k` is sample `ss + k − left`.
             let mut k = len;
+            while k >= stop + RUN {
+                #[unroll]
+                for j in 0..RUN {
+                    v[j] = scratch[(k - 1 - j - stop) * units + id] + dr - q;
+                }
+                #[unroll]
+                for j in 0..RUN {
+                    v[j] = step(&c, &mut z1, &mut z2, v[j], sections) + dq;
+                }
+                #[unroll]
+                for j in 0..RUN {
+                    let t = ss + (k - 1 - j) - left;
+                    if t >= lo && t < hi {
+                        y[row + t] = v[j];
+                    }
+                }
+                k -= RUN;
+            }
             while k > stop {
                 k -= 1;
-                let v = scratch[base + k] + dr - q;
-                scratch[base + k] = step(coef, &mut z1, &mut z2, v, sections) + dq;
-            }
-            let mut t = lo;
-            while t < hi {
-                y[row + t] = scratch[base + left + (t - ss)];
-                t += 1;
+                let u = scratch[(k - stop) * units + id] + dr - q;
+                let out = step(&c, &mut z1, &mut z2, u, sections) + dq;
+                let t = ss + k - left;
+                if t >= lo && t < hi {
+                    y[row + t] = out;
+                }
             }
         } else {
             // Causal: forward only, from the span's first sample to the block's last written.
             let mut t = ss;
+            while t + RUN <= hi {
+                #[unroll]
+                for j in 0..RUN {
+                    v[j] = x[row + t + j] - r;
+                }
+                #[unroll]
+                for j in 0..RUN {
+                    v[j] = step(&c, &mut z1, &mut z2, v[j], sections) + dr;
+                }
+                #[unroll]
+                for j in 0..RUN {
+                    if t + j >= lo {
+                        y[row + t + j] = v[j];
+                    }
+                }
+                t += RUN;
+            }
             while t < hi {
-                let out = step(coef, &mut z1, &mut z2, x[row + t] - r, sections) + dr;
+                let out = step(&c, &mut z1, &mut z2, x[row + t] - r, sections) + dr;
                 if t >= lo {
                     y[row + t] = out;
                 }

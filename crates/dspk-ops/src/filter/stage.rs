@@ -19,6 +19,10 @@ use crate::stage::{Halo, Span, Stage};
 /// for a float64 or decimating filter, and are refused, saying why, until then.
 pub const MIN_POLE_MARGIN: f64 = 1.2e-2;
 
+/// Units per cube of the filter's launch: a plane's worth, so that a window's few
+/// (channel, block) units spread over as many multiprocessors as there are planes of them.
+const UNITS_PER_CUBE: u32 = 32;
+
 /// A Butterworth filter on the device, on a fixed grid of blocks (see the module docs).
 pub struct FilterStage {
     client: Client,
@@ -192,16 +196,21 @@ impl Stage for FilterStage {
             hi if hi <= span.stride as u64 => (hi as usize, 1u32),
             _ => (span.stride, 0),
         };
-        // A span never reaches past its segment: a long context on a short segment needs no
-        // more than the segment.
+        // What the backward pass reads: from the block's first sample to its span's end, which
+        // never reaches past the segment, plus the odd extension.
         let scratch_len = if self.zero_phase {
-            (self.block + 2 * self.context).min(segment_len as usize) + 2 * self.padlen
+            (self.block + self.context).min(segment_len as usize) + self.padlen
         } else {
             0
         };
         let units = span.channels * blocks;
         let scratch = self.scratch(units * scratch_len)?;
-        let g = LaunchGeometry::elementwise_with(&self.limits, units)?;
+        // Few units, each a long serial walk: small cubes spread them over every multiprocessor.
+        let limits = GridLimits {
+            max_units_per_cube: self.limits.max_units_per_cube.min(UNITS_PER_CUBE),
+            ..self.limits
+        };
+        let g = LaunchGeometry::elementwise_with(&limits, units)?;
         let sections = self.sos.sections.len();
         filter_blocks::launch(
             &self.client,
@@ -224,7 +233,6 @@ impl Stage for FilterStage {
             span.produce.start,
             span.produce.end,
             self.padlen,
-            scratch_len,
             self.dc,
             sections,
             self.zero_phase,
