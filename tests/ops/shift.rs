@@ -110,8 +110,10 @@ fn the_device_equals_the_host_reference() {
                 "{NAME} on {target}: half_taps {half_taps}: max |device − host| {worst:.3e} \
                  (values ~400)"
             ));
-            // f32 rounding of inputs near 400 through 2·half_taps products: a few ulps of 400.
-            assert!(worst < 2e-4, "seed {seed}: {worst}");
+            // f32 rounding of inputs near 400 through a sum of 2·half_taps products: the
+            // worst case is 2·half_taps·ε·Σ|w·x| ≈ 64 × 1.2e-7 × 400 × 1.5 ≈ 4.6e-3; over
+            // random seeds the error reaches ~2.1e-4 (7 ulps of 400, lavapipe and the H200).
+            assert!(worst < 1e-3, "seed {seed}: {worst}");
         }
     });
 }
