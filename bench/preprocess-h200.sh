@@ -3,9 +3,11 @@
 # own sequential write of the same bytes (`dd conv=fsync`) measured in the same run, to the same
 # filesystem: a 60 s, 384-channel (+ sync) int16 SpikeGLX-like file in the page cache,
 # preprocessed with the kilosort4 and spikeinterface presets to /tmp and /dev/shm.
-# Usage: bench/preprocess-h200.sh DSPK [SECONDS] (python3 with NumPy writes the file).
+# Usage: bench/preprocess-h200.sh DSPK [SECONDS [BASELINE]] (python3 with NumPy writes the file);
+# BASELINE, a command such as "python3 bench/kilosort4_speed.py", runs after dspk on each
+# filesystem with the file, its channel count and the output folder appended.
 set -euo pipefail
-dspk=$1 seconds=${2:-60}
+dspk=$1 seconds=${2:-60} baseline=${3:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir" /tmp/dspk-out /dev/shm/dspk-out' EXIT
 mkdir -p /tmp/dspk-out /dev/shm/dspk-out
@@ -77,6 +79,9 @@ print("  stages (one window, device time): " + ", ".join(
 PY
         rm -f "$out" "$out.json"
     done
+    if [ -n "$baseline" ]; then
+        $baseline "$rec" 385 "$where" || echo "baseline failed: $baseline"
+    fi
     echo "dd float32 bytes to $where: $(dd_rate $f32_bytes $where) MB/s (same run)"
     t0=$(date +%s.%N)
     wall=$("$dspk" --runtime wgpu --json convert "$rec" -o "$where/conv.bin" |
