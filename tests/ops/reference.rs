@@ -276,7 +276,7 @@ fn exact_median(values: &[f32], sets: &ReferenceSets, median: MedianRule) -> Vec
                 };
                 let (lo, hi) = (last_equal(v_lo), last_equal(v_hi));
                 match median {
-                    MedianRule::Numpy if n % 2 == 0 => (lo + hi) * 0.5,
+                    MedianRule::Numpy if n.is_multiple_of(2) => (lo + hi) * 0.5,
                     _ => lo,
                 }
             })
@@ -300,7 +300,7 @@ fn median_is_an_exact_selection() {
             // both signs (ties across the middle ranks, and zero medians).
             let values: Vec<f32> = (0..channels * STRIDE)
                 .map(|i| {
-                    if (i % STRIDE) % 2 == 0 {
+                    if (i % STRIDE).is_multiple_of(2) {
                         rng.random_range(-100.0f32..100.0)
                     } else {
                         let v = rng.random_range(-2i32..=2) as f32;
