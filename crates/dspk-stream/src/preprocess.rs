@@ -164,11 +164,13 @@ pub fn preprocess(
     })
 }
 
-/// Only the plan of preprocessing `source` with `spec` on `devices` (nothing is read):
+/// Only the plan of preprocessing the recording `info` describes with `spec` on `devices`
+/// (nothing is read):
 /// `dspk preprocess --dry-run`.
 ///
 /// # Errors
-/// As [`plan`].
+/// A spec that cannot run on the recording, fits given for another pipeline or channel count,
+/// and windows past what a device buffer holds.
 pub fn preprocess_plan(
     devices: &[PassDevice],
     info: &RecordingInfo,
