@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use dspk_ops::center::MeanKernel;
 use dspk_ops::whiten::{CovarianceKernel, WhiteningMatrix, fit_windows};
-use dspk_ops::{Fits, Rows, Span, build};
+use dspk_ops::{Fits, Span, build};
 use dspk_types::{
     DspError, DspResult, EdgeMode, HaloWindow, PipelineSpec, RecordingInfo, RecordingSource,
     StageSpec,
 };
 
-use crate::preprocess::segment_of;
+use crate::preprocess::{rows_of, segment_of};
 use crate::{DecodeRoute, DevicePass, Flow, PassDevice};
 
 /// `fits` completed with every whitening and centring stage of `spec` it lacks, fitted in
@@ -61,12 +61,7 @@ pub fn fit(
         DevicePass::new(client, source.clone(), windows)
             .route(route)
             .run(|window, decoded| {
-                let rows = Rows {
-                    channels: decoded.channels(),
-                    stride: decoded.samples(),
-                    origin: window.read_global.start,
-                    segment: segment_of(&info, &window.valid_global),
-                };
+                let rows = rows_of(&info, window, decoded);
                 let out = chain.run(decoded.handle(), &rows, window.valid_local.clone())?;
                 let span = Span {
                     channels: rows.channels,
@@ -103,12 +98,7 @@ fn fit_means(
     DevicePass::new(client, source.clone(), windows)
         .route(route)
         .run(|window, decoded| {
-            let rows = Rows {
-                channels: decoded.channels(),
-                stride: decoded.samples(),
-                origin: window.read_global.start,
-                segment: segment_of(info, &window.valid_global),
-            };
+            let rows = rows_of(info, window, decoded);
             let out = chain.run(decoded.handle(), &rows, window.valid_local.clone())?;
             means.accumulate(
                 &out,

@@ -266,12 +266,7 @@ fn time_stages(
     DevicePass::new(&device.client, source.clone(), vec![window])
         .route(route)
         .run(|window, decoded| {
-            let rows = Rows {
-                channels: decoded.channels(),
-                stride: decoded.samples(),
-                origin: window.read_global.start,
-                segment: segment_of(&info, &window.valid_global),
-            };
+            let rows = rows_of(&info, window, decoded);
             times = chain.time_stages(
                 decoded.handle(),
                 &rows,
@@ -439,17 +434,24 @@ pub(crate) fn run_chain(
     window: &HaloWindow,
     decoded: &DecodedWindow<'_>,
 ) -> DspResult<HostValues> {
-    let channels = decoded.channels();
-    let stride = decoded.samples();
-    let rows = Rows {
-        channels,
-        stride,
-        origin: window.read_global.start,
-        segment: segment_of(info, &window.valid_global),
-    };
+    let rows = rows_of(info, window, decoded);
     let valid = window.valid_local.clone();
     let out = chain.run(decoded.handle(), &rows, valid.clone())?;
-    reader.read_rows(client, &out, channels, stride, valid)
+    reader.read_rows(client, &out, rows.channels, rows.stride, valid)
+}
+
+/// The rows of `decoded` (the decoded `window` of `info`) as a chain sees them.
+pub(crate) fn rows_of(
+    info: &RecordingInfo,
+    window: &HaloWindow,
+    decoded: &DecodedWindow<'_>,
+) -> Rows {
+    Rows {
+        channels: decoded.channels(),
+        stride: decoded.samples(),
+        origin: window.read_global.start,
+        segment: segment_of(info, &window.valid_global),
+    }
 }
 
 /// The segment of `info` that holds `range`.
