@@ -112,7 +112,14 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         });
         return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
     }
-    Ok(report_text(&input.label(), &output, &sidecar, &done.report))
+    let mut text = report_text(&input.label(), &output, &sidecar, &done.report);
+    let left_out = input.info().channel_count() - info.channel_count();
+    if left_out > 0 {
+        text += &format!(
+            "left out {left_out} channel(s) that are not signals (a sync word, digital lines)\n"
+        );
+    }
+    Ok(text)
 }
 
 impl PreprocessOptions {

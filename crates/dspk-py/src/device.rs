@@ -60,7 +60,7 @@ fn pass_device(target: ComputeTarget, index: Option<usize>) -> DspResult<PassDev
 }
 
 /// The decode route `name` names (default: staging where possible).
-fn route_of(name: Option<&str>) -> PyResult<DecodeRoute> {
+pub(crate) fn route_of(name: Option<&str>) -> PyResult<DecodeRoute> {
     name.map_or(Ok(DecodeRoute::Staging), |n| {
         n.parse::<DecodeRoute>().or_raise()
     })

@@ -8,11 +8,11 @@ use pyo3::prelude::*;
 
 use dspk_device::describe;
 use dspk_io::{BinarySink, output_format};
-use dspk_stream::{DecodeRoute, Fits, InputFile, PassDevice, PreprocessOptions, preprocess_plan};
+use dspk_stream::{Fits, InputFile, PassDevice, PreprocessOptions, preprocess_plan};
 use dspk_types::{DspResult, OutputType, PipelineSpec, Selection, signal_channels};
 
 use crate::args;
-use crate::device::{client_of, target_of};
+use crate::device::{client_of, route_of, target_of};
 use crate::errors::{OrRaise, from_dsp};
 use crate::progress::PySink;
 use crate::recording::{Recording, order_from};
@@ -57,9 +57,7 @@ pub(crate) fn preprocess(
 ) -> PyResult<String> {
     let order = order_from(order)?;
     let target = target_of(runtime)?;
-    let route = decode.map_or(Ok(DecodeRoute::Staging), |n| {
-        n.parse::<DecodeRoute>().or_raise()
-    })?;
+    let route = route_of(decode)?;
     let format = format
         .map(OutputType::parse)
         .transpose()
