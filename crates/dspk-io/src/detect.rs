@@ -9,13 +9,14 @@ use std::sync::Arc;
 use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource};
 
 use crate::binary::{BinaryLayout, BinaryRecording, binary_paths};
+use crate::cbin::{CbinLayout, CbinRecording, is_cbin};
 use crate::openephys::{OpenEphysLayoutRead, OpenEphysRecording, is_openephys};
 use crate::raw::file_error;
 use crate::spikeglx::{SpikeGlxLayout, SpikeGlxRecording, spikeglx_paths};
 
 /// What [`open`] and [`detect`] support, for messages.
 pub const SUPPORTED_FORMATS: &str = "raw binary with a JSON sidecar (<file> + <file>.json), \
-     SpikeGLX (.bin + .meta), Open Ephys binary (a recording folder, its structure.oebin, or a \
+     SpikeGLX (.bin + .meta), mtscomp (.cbin + .ch), Open Ephys binary (a recording folder, its structure.oebin, or a \
      stream's continuous.dat)";
 
 /// The on-disk formats dspk-io reads.
@@ -28,6 +29,8 @@ pub enum FileFormat {
     /// Open Ephys binary: `structure.oebin` + `continuous.dat` + `.npy`
     /// ([`OpenEphysRecording`]).
     OpenEphys,
+    /// mtscomp `.cbin` + `.ch` (+ SpikeGLX `.meta`) ([`CbinRecording`]).
+    Cbin,
 }
 
 impl FileFormat {
@@ -37,6 +40,7 @@ impl FileFormat {
             FileFormat::Binary => "binary",
             FileFormat::SpikeGlx => "spikeglx",
             FileFormat::OpenEphys => "openephys",
+            FileFormat::Cbin => "cbin",
         }
     }
 
@@ -46,6 +50,7 @@ impl FileFormat {
             FileFormat::Binary => "raw binary + JSON sidecar",
             FileFormat::SpikeGlx => "SpikeGLX",
             FileFormat::OpenEphys => "Open Ephys binary",
+            FileFormat::Cbin => "mtscomp .cbin",
         }
     }
 
@@ -55,6 +60,7 @@ impl FileFormat {
             FileFormat::Binary => "the recording's sidecar",
             FileFormat::SpikeGlx => "the recording's .meta",
             FileFormat::OpenEphys => "the recording's structure.oebin",
+            FileFormat::Cbin => "the recording's .ch",
         }
     }
 }
@@ -96,6 +102,9 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
             "{} is a directory with no Open Ephys structure.oebin in it or below it: give the recording's data file (supported: {SUPPORTED_FORMATS})",
             path.display()
         )));
+    }
+    if is_cbin(path) {
+        return Ok(FileFormat::Cbin);
     }
     let (bin, meta) = spikeglx_paths(path);
     let is_meta = path.extension().is_some_and(|e| e == "meta");
@@ -170,6 +179,17 @@ pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
                 warnings: l.warnings,
             })
         }
+        FileFormat::Cbin => {
+            let l = CbinLayout::read(path)?;
+            Ok(Detected {
+                format: FileFormat::Cbin,
+                metadata_path: l.header.path().to_path_buf(),
+                data_path: l.cbin,
+                index_paths: l.meta_path.into_iter().collect(),
+                info: l.info,
+                warnings: l.warnings,
+            })
+        }
     }
 }
 
@@ -182,6 +202,8 @@ pub enum FileRecording {
     SpikeGlx(SpikeGlxRecording),
     /// One stream of an Open Ephys binary recording.
     OpenEphys(OpenEphysRecording),
+    /// An mtscomp `.cbin`.
+    Cbin(CbinRecording),
     /// Several recordings read as one: the recordings of an Open Ephys experiment, a segment
     /// each.
     Joined(JoinedRecording),
@@ -194,6 +216,7 @@ impl FileRecording {
             FileRecording::Binary(_) => FileFormat::Binary,
             FileRecording::SpikeGlx(_) => FileFormat::SpikeGlx,
             FileRecording::OpenEphys(_) => FileFormat::OpenEphys,
+            FileRecording::Cbin(_) => FileFormat::Cbin,
             FileRecording::Joined(j) => j.format,
         }
     }
@@ -205,6 +228,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.warnings(),
             FileRecording::SpikeGlx(r) => r.warnings(),
             FileRecording::OpenEphys(r) => r.warnings(),
+            FileRecording::Cbin(r) => r.warnings(),
             FileRecording::Joined(j) => &j.warnings,
         }
     }
@@ -215,6 +239,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.path(),
             FileRecording::SpikeGlx(r) => r.path(),
             FileRecording::OpenEphys(r) => r.path(),
+            FileRecording::Cbin(r) => r.path(),
             FileRecording::Joined(j) => &j.paths[0],
         }
     }
@@ -225,6 +250,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.read_threads(),
             FileRecording::SpikeGlx(r) => r.read_threads(),
             FileRecording::OpenEphys(r) => r.read_threads(),
+            FileRecording::Cbin(r) => r.decode_threads(),
             FileRecording::Joined(_) => crate::DEFAULT_MAX_READ_THREADS,
         }
     }
@@ -235,6 +261,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.set_read_threads(threads),
             FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
             FileRecording::OpenEphys(r) => r.set_read_threads(threads),
+            FileRecording::Cbin(r) => r.set_decode_threads(threads),
             FileRecording::Joined(_) => {}
         }
     }
@@ -245,6 +272,7 @@ impl FileRecording {
             FileRecording::Binary(r) => Arc::new(r),
             FileRecording::SpikeGlx(r) => Arc::new(r),
             FileRecording::OpenEphys(r) => Arc::new(r),
+            FileRecording::Cbin(r) => Arc::new(r),
             FileRecording::Joined(j) => Arc::new(j.recording),
         }
     }
@@ -254,7 +282,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r,
             FileRecording::SpikeGlx(r) => r,
             FileRecording::OpenEphys(r) => r,
-
+            FileRecording::Cbin(r) => r,
             FileRecording::Joined(j) => &j.recording,
         }
     }
@@ -324,7 +352,9 @@ pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<Fil
     let path = path.as_ref();
     let stream = options.stream.as_deref();
     let format = detect_format(path)?;
-    if let (Some(name), FileFormat::Binary | FileFormat::SpikeGlx) = (stream, format) {
+    if let (Some(name), FileFormat::Binary | FileFormat::SpikeGlx | FileFormat::Cbin) =
+        (stream, format)
+    {
         return Err(DspError::config(format!(
             "{}: a {} recording has no streams to choose from; the stream name '{name}' applies \
              to Open Ephys recordings",
@@ -335,6 +365,7 @@ pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<Fil
     Ok(match format {
         FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
         FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
+        FileFormat::Cbin => FileRecording::Cbin(CbinRecording::open(path)?),
         FileFormat::OpenEphys => match crate::experiment_recordings(path) {
             Some(dirs) => FileRecording::Joined(crate::join::open_experiment(dirs, stream)?),
             None => FileRecording::OpenEphys(OpenEphysRecording::open(path, stream)?),

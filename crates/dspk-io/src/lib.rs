@@ -8,6 +8,8 @@
 //! - [`OpenEphysRecording`]: one continuous stream of an Open Ephys binary recording (GUI 0.5
 //!   and 0.6+), chosen by name; [`OpenEphysFolder`] lists every record node, experiment and
 //!   recording of a folder. Its `.npy` files are read by a checked reader ([`NpyArray`]).
+//! - [`CbinRecording`]: an mtscomp `.cbin` + `.ch` (IBL's compressed data) with the SpikeGLX
+//!   `.meta` beside it, its chunks inflated in parallel on the host.
 //! - [`open`] picks the reader from the files next to the path; [`detect`] reads only the
 //!   description.
 //! - [`open_joined`] reads several files as one recording (a SpikeGLX run's `_t0`, `_t1`, …
@@ -99,6 +101,7 @@ macro_rules! source_via_raw {
 }
 
 mod binary;
+mod cbin;
 mod decode;
 mod detect;
 pub mod durable;
@@ -118,6 +121,7 @@ mod spikeglx;
 mod writer;
 
 pub use binary::*;
+pub use cbin::*;
 pub use detect::*;
 pub use encode::OutputFormat;
 pub use guard::*;
