@@ -3,6 +3,7 @@
 
 mod center;
 mod chain;
+mod detect;
 mod filter;
 mod interpolate;
 mod reference;

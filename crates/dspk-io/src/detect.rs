@@ -11,13 +11,12 @@ use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSourc
 use crate::binary::{BinaryLayout, BinaryRecording, binary_paths};
 use crate::cbin::{CbinLayout, CbinRecording, is_cbin};
 use crate::openephys::{OpenEphysLayoutRead, OpenEphysRecording, is_openephys};
-use crate::openephys_legacy::{LegacyLayout, OpenEphysLegacyRecording, is_openephys_legacy};
 use crate::raw::file_error;
 use crate::spikeglx::{SpikeGlxLayout, SpikeGlxRecording, spikeglx_paths};
 
 /// What [`open`] and [`detect`] support, for messages.
 pub const SUPPORTED_FORMATS: &str = "raw binary with a JSON sidecar (<file> + <file>.json), \
-     SpikeGLX (.bin + .meta), mtscomp (.cbin + .ch), Open Ephys legacy (.continuous files), Open Ephys binary (a recording folder, its structure.oebin, or a \
+     SpikeGLX (.bin + .meta), mtscomp (.cbin + .ch), Open Ephys binary (a recording folder, its structure.oebin, or a \
      stream's continuous.dat)";
 
 /// The on-disk formats dspk-io reads.
@@ -32,8 +31,6 @@ pub enum FileFormat {
     OpenEphys,
     /// mtscomp `.cbin` + `.ch` (+ SpikeGLX `.meta`) ([`CbinRecording`]).
     Cbin,
-    /// Open Ephys legacy `.continuous` files ([`OpenEphysLegacyRecording`]).
-    OpenEphysLegacy,
 }
 
 impl FileFormat {
@@ -44,7 +41,6 @@ impl FileFormat {
             FileFormat::SpikeGlx => "spikeglx",
             FileFormat::OpenEphys => "openephys",
             FileFormat::Cbin => "cbin",
-            FileFormat::OpenEphysLegacy => "openephys-legacy",
         }
     }
 
@@ -55,7 +51,6 @@ impl FileFormat {
             FileFormat::SpikeGlx => "SpikeGLX",
             FileFormat::OpenEphys => "Open Ephys binary",
             FileFormat::Cbin => "mtscomp .cbin",
-            FileFormat::OpenEphysLegacy => "Open Ephys legacy",
         }
     }
 
@@ -66,7 +61,6 @@ impl FileFormat {
             FileFormat::SpikeGlx => "the recording's .meta",
             FileFormat::OpenEphys => "the recording's structure.oebin",
             FileFormat::Cbin => "the recording's .ch",
-            FileFormat::OpenEphysLegacy => "the recording's first .continuous file",
         }
     }
 }
@@ -104,9 +98,6 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
         if is_openephys(path) {
             return Ok(FileFormat::OpenEphys);
         }
-        if is_openephys_legacy(path) {
-            return Ok(FileFormat::OpenEphysLegacy);
-        }
         return Err(DspError::UnsupportedFormat(format!(
             "{} is a directory with no Open Ephys structure.oebin in it or below it: give the recording's data file (supported: {SUPPORTED_FORMATS})",
             path.display()
@@ -114,9 +105,6 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
     }
     if is_cbin(path) {
         return Ok(FileFormat::Cbin);
-    }
-    if is_openephys_legacy(path) {
-        return Ok(FileFormat::OpenEphysLegacy);
     }
     let (bin, meta) = spikeglx_paths(path);
     let is_meta = path.extension().is_some_and(|e| e == "meta");
@@ -202,21 +190,6 @@ pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
                 warnings: l.warnings,
             })
         }
-        FileFormat::OpenEphysLegacy => {
-            let l = LegacyLayout::read(path)?;
-            let mut files = l.files.into_iter();
-            let first = files
-                .next()
-                .expect("a legacy recording has at least one file");
-            Ok(Detected {
-                format: FileFormat::OpenEphysLegacy,
-                data_path: first.clone(),
-                metadata_path: first,
-                index_paths: files.collect(),
-                info: l.info,
-                warnings: l.warnings,
-            })
-        }
     }
 }
 
@@ -231,8 +204,6 @@ pub enum FileRecording {
     OpenEphys(OpenEphysRecording),
     /// An mtscomp `.cbin`.
     Cbin(CbinRecording),
-    /// An Open Ephys legacy folder.
-    OpenEphysLegacy(OpenEphysLegacyRecording),
     /// Several recordings read as one: the recordings of an Open Ephys experiment, a segment
     /// each.
     Joined(JoinedRecording),
@@ -246,7 +217,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(_) => FileFormat::SpikeGlx,
             FileRecording::OpenEphys(_) => FileFormat::OpenEphys,
             FileRecording::Cbin(_) => FileFormat::Cbin,
-            FileRecording::OpenEphysLegacy(_) => FileFormat::OpenEphysLegacy,
             FileRecording::Joined(j) => j.format,
         }
     }
@@ -259,7 +229,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(r) => r.warnings(),
             FileRecording::OpenEphys(r) => r.warnings(),
             FileRecording::Cbin(r) => r.warnings(),
-            FileRecording::OpenEphysLegacy(r) => r.warnings(),
             FileRecording::Joined(j) => &j.warnings,
         }
     }
@@ -271,7 +240,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(r) => r.path(),
             FileRecording::OpenEphys(r) => r.path(),
             FileRecording::Cbin(r) => r.path(),
-            FileRecording::OpenEphysLegacy(r) => r.path(),
             FileRecording::Joined(j) => &j.paths[0],
         }
     }
@@ -283,7 +251,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(r) => r.read_threads(),
             FileRecording::OpenEphys(r) => r.read_threads(),
             FileRecording::Cbin(r) => r.decode_threads(),
-            FileRecording::OpenEphysLegacy(_) => 1,
             FileRecording::Joined(_) => crate::DEFAULT_MAX_READ_THREADS,
         }
     }
@@ -295,7 +262,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
             FileRecording::OpenEphys(r) => r.set_read_threads(threads),
             FileRecording::Cbin(r) => r.set_decode_threads(threads),
-            FileRecording::OpenEphysLegacy(_) => {}
             FileRecording::Joined(_) => {}
         }
     }
@@ -307,7 +273,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(r) => Arc::new(r),
             FileRecording::OpenEphys(r) => Arc::new(r),
             FileRecording::Cbin(r) => Arc::new(r),
-            FileRecording::OpenEphysLegacy(r) => Arc::new(r),
             FileRecording::Joined(j) => Arc::new(j.recording),
         }
     }
@@ -318,7 +283,6 @@ impl FileRecording {
             FileRecording::SpikeGlx(r) => r,
             FileRecording::OpenEphys(r) => r,
             FileRecording::Cbin(r) => r,
-            FileRecording::OpenEphysLegacy(r) => r,
             FileRecording::Joined(j) => &j.recording,
         }
     }
@@ -388,10 +352,8 @@ pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<Fil
     let path = path.as_ref();
     let stream = options.stream.as_deref();
     let format = detect_format(path)?;
-    if let (
-        Some(name),
-        FileFormat::Binary | FileFormat::SpikeGlx | FileFormat::Cbin | FileFormat::OpenEphysLegacy,
-    ) = (stream, format)
+    if let (Some(name), FileFormat::Binary | FileFormat::SpikeGlx | FileFormat::Cbin) =
+        (stream, format)
     {
         return Err(DspError::config(format!(
             "{}: a {} recording has no streams to choose from; the stream name '{name}' applies \
@@ -404,9 +366,6 @@ pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<Fil
         FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
         FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
         FileFormat::Cbin => FileRecording::Cbin(CbinRecording::open(path)?),
-        FileFormat::OpenEphysLegacy => {
-            FileRecording::OpenEphysLegacy(OpenEphysLegacyRecording::open(path)?)
-        }
         FileFormat::OpenEphys => match crate::experiment_recordings(path) {
             Some(dirs) => FileRecording::Joined(crate::join::open_experiment(dirs, stream)?),
             None => FileRecording::OpenEphys(OpenEphysRecording::open(path, stream)?),

@@ -10,8 +10,6 @@
 //!   recording of a folder. Its `.npy` files are read by a checked reader ([`NpyArray`]).
 //! - [`CbinRecording`]: an mtscomp `.cbin` + `.ch` (IBL's compressed data) with the SpikeGLX
 //!   `.meta` beside it, its chunks inflated in parallel on the host.
-//! - [`OpenEphysLegacyRecording`]: an Open Ephys legacy folder of `.continuous` files (one per
-//!   channel), gaps between records as segments.
 //! - [`open`] picks the reader from the files next to the path; [`detect`] reads only the
 //!   description.
 //! - [`open_joined`] reads several files as one recording (a SpikeGLX run's `_t0`, `_t1`, …
@@ -116,7 +114,6 @@ mod neuropixels;
 mod npy;
 mod opened;
 mod openephys;
-mod openephys_legacy;
 mod probeinterface;
 mod raw;
 mod sink;
@@ -132,7 +129,6 @@ pub use join::*;
 pub use npy::*;
 pub use opened::*;
 pub use openephys::*;
-pub use openephys_legacy::*;
 pub use probeinterface::*;
 pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};
 pub use sink::*;

@@ -14,6 +14,7 @@
 
 pub mod center;
 mod chain;
+pub mod detect;
 pub mod filter;
 pub mod interpolate;
 pub mod reference;
