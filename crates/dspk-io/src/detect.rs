@@ -10,14 +10,17 @@ use dspk_types::{DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSourc
 
 use crate::binary::{BinaryLayout, BinaryRecording, binary_paths};
 use crate::cbin::{CbinLayout, CbinRecording, is_cbin};
+use crate::nwb::{NwbLayout, NwbRecording, is_nwb};
 use crate::openephys::{OpenEphysLayoutRead, OpenEphysRecording, is_openephys};
+use crate::openephys_legacy::{LegacyLayout, OpenEphysLegacyRecording, is_openephys_legacy};
 use crate::raw::file_error;
 use crate::spikeglx::{SpikeGlxLayout, SpikeGlxRecording, spikeglx_paths};
 
 /// What [`open`] and [`detect`] support, for messages.
 pub const SUPPORTED_FORMATS: &str = "raw binary with a JSON sidecar (<file> + <file>.json), \
-     SpikeGLX (.bin + .meta), mtscomp (.cbin + .ch), Open Ephys binary (a recording folder, its structure.oebin, or a \
-     stream's continuous.dat)";
+     SpikeGLX (.bin + .meta), mtscomp (.cbin + .ch), Open Ephys legacy (.continuous files), Open Ephys binary (a recording folder, its structure.oebin, or a \
+     stream's continuous.dat), NWB (an .nwb HDF5 file; --stream chooses its \
+     ElectricalSeries)";
 
 /// The on-disk formats dspk-io reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -29,8 +32,12 @@ pub enum FileFormat {
     /// Open Ephys binary: `structure.oebin` + `continuous.dat` + `.npy`
     /// ([`OpenEphysRecording`]).
     OpenEphys,
+    /// NWB on HDF5: one `ElectricalSeries` of an `.nwb` file ([`NwbRecording`]).
+    Nwb,
     /// mtscomp `.cbin` + `.ch` (+ SpikeGLX `.meta`) ([`CbinRecording`]).
     Cbin,
+    /// Open Ephys legacy `.continuous` files ([`OpenEphysLegacyRecording`]).
+    OpenEphysLegacy,
 }
 
 impl FileFormat {
@@ -40,7 +47,9 @@ impl FileFormat {
             FileFormat::Binary => "binary",
             FileFormat::SpikeGlx => "spikeglx",
             FileFormat::OpenEphys => "openephys",
+            FileFormat::Nwb => "nwb",
             FileFormat::Cbin => "cbin",
+            FileFormat::OpenEphysLegacy => "openephys-legacy",
         }
     }
 
@@ -50,7 +59,9 @@ impl FileFormat {
             FileFormat::Binary => "raw binary + JSON sidecar",
             FileFormat::SpikeGlx => "SpikeGLX",
             FileFormat::OpenEphys => "Open Ephys binary",
+            FileFormat::Nwb => "NWB (HDF5)",
             FileFormat::Cbin => "mtscomp .cbin",
+            FileFormat::OpenEphysLegacy => "Open Ephys legacy",
         }
     }
 
@@ -60,7 +71,9 @@ impl FileFormat {
             FileFormat::Binary => "the recording's sidecar",
             FileFormat::SpikeGlx => "the recording's .meta",
             FileFormat::OpenEphys => "the recording's structure.oebin",
+            FileFormat::Nwb => "the recording's NWB file",
             FileFormat::Cbin => "the recording's .ch",
+            FileFormat::OpenEphysLegacy => "the recording's first .continuous file",
         }
     }
 }
@@ -98,6 +111,9 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
         if is_openephys(path) {
             return Ok(FileFormat::OpenEphys);
         }
+        if is_openephys_legacy(path) {
+            return Ok(FileFormat::OpenEphysLegacy);
+        }
         return Err(DspError::UnsupportedFormat(format!(
             "{} is a directory with no Open Ephys structure.oebin in it or below it: give the recording's data file (supported: {SUPPORTED_FORMATS})",
             path.display()
@@ -105,6 +121,12 @@ pub fn detect_format(path: &Path) -> DspResult<FileFormat> {
     }
     if is_cbin(path) {
         return Ok(FileFormat::Cbin);
+    }
+    if is_openephys_legacy(path) {
+        return Ok(FileFormat::OpenEphysLegacy);
+    }
+    if is_nwb(path) {
+        return Ok(FileFormat::Nwb);
     }
     let (bin, meta) = spikeglx_paths(path);
     let is_meta = path.extension().is_some_and(|e| e == "meta");
@@ -179,6 +201,17 @@ pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
                 warnings: l.warnings,
             })
         }
+        FileFormat::Nwb => {
+            let l = NwbLayout::read(path, None)?;
+            Ok(Detected {
+                format: FileFormat::Nwb,
+                data_path: l.path(),
+                metadata_path: l.path(),
+                index_paths: Vec::new(),
+                info: l.info,
+                warnings: l.warnings,
+            })
+        }
         FileFormat::Cbin => {
             let l = CbinLayout::read(path)?;
             Ok(Detected {
@@ -186,6 +219,21 @@ pub fn detect(path: impl AsRef<Path>) -> DspResult<Detected> {
                 metadata_path: l.header.path().to_path_buf(),
                 data_path: l.cbin,
                 index_paths: l.meta_path.into_iter().collect(),
+                info: l.info,
+                warnings: l.warnings,
+            })
+        }
+        FileFormat::OpenEphysLegacy => {
+            let l = LegacyLayout::read(path)?;
+            let mut files = l.files.into_iter();
+            let first = files
+                .next()
+                .expect("a legacy recording has at least one file");
+            Ok(Detected {
+                format: FileFormat::OpenEphysLegacy,
+                data_path: first.clone(),
+                metadata_path: first,
+                index_paths: files.collect(),
                 info: l.info,
                 warnings: l.warnings,
             })
@@ -202,8 +250,12 @@ pub enum FileRecording {
     SpikeGlx(SpikeGlxRecording),
     /// One stream of an Open Ephys binary recording.
     OpenEphys(OpenEphysRecording),
+    /// One `ElectricalSeries` of an NWB file.
+    Nwb(NwbRecording),
     /// An mtscomp `.cbin`.
     Cbin(CbinRecording),
+    /// An Open Ephys legacy folder.
+    OpenEphysLegacy(OpenEphysLegacyRecording),
     /// Several recordings read as one: the recordings of an Open Ephys experiment, a segment
     /// each.
     Joined(JoinedRecording),
@@ -216,7 +268,9 @@ impl FileRecording {
             FileRecording::Binary(_) => FileFormat::Binary,
             FileRecording::SpikeGlx(_) => FileFormat::SpikeGlx,
             FileRecording::OpenEphys(_) => FileFormat::OpenEphys,
+            FileRecording::Nwb(_) => FileFormat::Nwb,
             FileRecording::Cbin(_) => FileFormat::Cbin,
+            FileRecording::OpenEphysLegacy(_) => FileFormat::OpenEphysLegacy,
             FileRecording::Joined(j) => j.format,
         }
     }
@@ -228,7 +282,9 @@ impl FileRecording {
             FileRecording::Binary(r) => r.warnings(),
             FileRecording::SpikeGlx(r) => r.warnings(),
             FileRecording::OpenEphys(r) => r.warnings(),
+            FileRecording::Nwb(r) => r.warnings(),
             FileRecording::Cbin(r) => r.warnings(),
+            FileRecording::OpenEphysLegacy(r) => r.warnings(),
             FileRecording::Joined(j) => &j.warnings,
         }
     }
@@ -239,7 +295,9 @@ impl FileRecording {
             FileRecording::Binary(r) => r.path(),
             FileRecording::SpikeGlx(r) => r.path(),
             FileRecording::OpenEphys(r) => r.path(),
+            FileRecording::Nwb(r) => r.path(),
             FileRecording::Cbin(r) => r.path(),
+            FileRecording::OpenEphysLegacy(r) => r.path(),
             FileRecording::Joined(j) => &j.paths[0],
         }
     }
@@ -250,7 +308,9 @@ impl FileRecording {
             FileRecording::Binary(r) => r.read_threads(),
             FileRecording::SpikeGlx(r) => r.read_threads(),
             FileRecording::OpenEphys(r) => r.read_threads(),
+            FileRecording::Nwb(_) => 1,
             FileRecording::Cbin(r) => r.decode_threads(),
+            FileRecording::OpenEphysLegacy(_) => 1,
             FileRecording::Joined(_) => crate::DEFAULT_MAX_READ_THREADS,
         }
     }
@@ -261,7 +321,9 @@ impl FileRecording {
             FileRecording::Binary(r) => r.set_read_threads(threads),
             FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
             FileRecording::OpenEphys(r) => r.set_read_threads(threads),
+            FileRecording::Nwb(_) => {}
             FileRecording::Cbin(r) => r.set_decode_threads(threads),
+            FileRecording::OpenEphysLegacy(_) => {}
             FileRecording::Joined(_) => {}
         }
     }
@@ -272,7 +334,9 @@ impl FileRecording {
             FileRecording::Binary(r) => Arc::new(r),
             FileRecording::SpikeGlx(r) => Arc::new(r),
             FileRecording::OpenEphys(r) => Arc::new(r),
+            FileRecording::Nwb(r) => Arc::new(r),
             FileRecording::Cbin(r) => Arc::new(r),
+            FileRecording::OpenEphysLegacy(r) => Arc::new(r),
             FileRecording::Joined(j) => Arc::new(j.recording),
         }
     }
@@ -282,7 +346,9 @@ impl FileRecording {
             FileRecording::Binary(r) => r,
             FileRecording::SpikeGlx(r) => r,
             FileRecording::OpenEphys(r) => r,
+            FileRecording::Nwb(r) => r,
             FileRecording::Cbin(r) => r,
+            FileRecording::OpenEphysLegacy(r) => r,
             FileRecording::Joined(j) => &j.recording,
         }
     }
@@ -342,7 +408,9 @@ pub struct OpenOptions {
     /// The Open Ephys continuous stream to read, by its folder name or a unique `stream_name`
     /// (`Neuropix-PXI-100.ProbeA-AP` or `ProbeA-AP`): the one way to choose a stream of a
     /// folder of several recordings, whose paths cannot name one. `None`: the stream the path
-    /// names, or the only one. Refused for formats that have no streams.
+    /// names, or the only one. An NWB file's `ElectricalSeries`, by its path in the file
+    /// (`acquisition/ElectricalSeries`) or its last part. Refused for formats that have no
+    /// streams.
     pub stream: Option<String>,
 }
 
@@ -352,12 +420,14 @@ pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<Fil
     let path = path.as_ref();
     let stream = options.stream.as_deref();
     let format = detect_format(path)?;
-    if let (Some(name), FileFormat::Binary | FileFormat::SpikeGlx | FileFormat::Cbin) =
-        (stream, format)
+    if let (
+        Some(name),
+        FileFormat::Binary | FileFormat::SpikeGlx | FileFormat::Cbin | FileFormat::OpenEphysLegacy,
+    ) = (stream, format)
     {
         return Err(DspError::config(format!(
             "{}: a {} recording has no streams to choose from; the stream name '{name}' applies \
-             to Open Ephys recordings",
+             to Open Ephys recordings and NWB files",
             path.display(),
             format.label()
         )));
@@ -365,7 +435,11 @@ pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> DspResult<Fil
     Ok(match format {
         FileFormat::Binary => FileRecording::Binary(BinaryRecording::open(path)?),
         FileFormat::SpikeGlx => FileRecording::SpikeGlx(SpikeGlxRecording::open(path)?),
+        FileFormat::Nwb => FileRecording::Nwb(NwbRecording::open(path, stream)?),
         FileFormat::Cbin => FileRecording::Cbin(CbinRecording::open(path)?),
+        FileFormat::OpenEphysLegacy => {
+            FileRecording::OpenEphysLegacy(OpenEphysLegacyRecording::open(path)?)
+        }
         FileFormat::OpenEphys => match crate::experiment_recordings(path) {
             Some(dirs) => FileRecording::Joined(crate::join::open_experiment(dirs, stream)?),
             None => FileRecording::OpenEphys(OpenEphysRecording::open(path, stream)?),

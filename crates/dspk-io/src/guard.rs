@@ -37,6 +37,14 @@ pub fn recording_inputs(path: &Path) -> DspResult<Vec<(PathBuf, String)>> {
         }
         return Ok(all);
     }
+    // An NWB file is one file whatever series is read (and `detect` without a series name
+    // refuses a file of several).
+    if crate::nwb::is_nwb(path) {
+        return Ok(vec![(
+            path.to_path_buf(),
+            "the recording's NWB file".to_string(),
+        )]);
+    }
     let d = detect(path)?;
     let mut out = vec![
         (d.data_path, "the recording's data file".to_string()),

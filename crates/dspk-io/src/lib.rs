@@ -10,6 +10,10 @@
 //!   recording of a folder. Its `.npy` files are read by a checked reader ([`NpyArray`]).
 //! - [`CbinRecording`]: an mtscomp `.cbin` + `.ch` (IBL's compressed data) with the SpikeGLX
 //!   `.meta` beside it, its chunks inflated in parallel on the host.
+//! - [`OpenEphysLegacyRecording`]: an Open Ephys legacy folder of `.continuous` files (one per
+//!   channel), gaps between records as segments.
+//! - [`NwbRecording`]: one `ElectricalSeries` of an NWB (HDF5) file, read by chunks through a
+//!   pure-Rust HDF5 decoder; [`nwb_series`] lists a file's series.
 //! - [`open`] picks the reader from the files next to the path; [`detect`] reads only the
 //!   description.
 //! - [`open_joined`] reads several files as one recording (a SpikeGLX run's `_t0`, `_t1`, …
@@ -112,8 +116,10 @@ mod join;
 mod mapped;
 mod neuropixels;
 mod npy;
+mod nwb;
 mod opened;
 mod openephys;
+mod openephys_legacy;
 mod probeinterface;
 mod raw;
 mod sink;
@@ -127,8 +133,10 @@ pub use encode::OutputFormat;
 pub use guard::*;
 pub use join::*;
 pub use npy::*;
+pub use nwb::{ELECTRODES_TABLE, NwbRecording, nwb_series};
 pub use opened::*;
 pub use openephys::*;
+pub use openephys_legacy::*;
 pub use probeinterface::*;
 pub use raw::{DEFAULT_MAX_READ_THREADS, MAX_CHANNELS};
 pub use sink::*;
