@@ -20,6 +20,7 @@ Examples:
   dspk scan a.ap.bin b.ap.bin --devices all   two recordings, one per GPU at a time
   dspk plan *.ap.bin --chunk 10:00 --out jobs && sbatch jobs/array.sbatch
   dspk gather jobs                       the results of a Slurm job array, and what failed
+  dspk plan a.ap.bin --preprocess kilosort4 --chunk 5:00 --out pre   fit once, jobs apply it
 
 Times (--start, --end, --duration, --synthetic-duration):
   12.5 or 12.5s or 1/3     exact seconds
@@ -101,7 +102,8 @@ pub(crate) struct PlanArgs {
     #[arg(value_name = "REC")]
     pub(crate) recordings: Vec<PathBuf>,
 
-    /// The plan's folder: plan.json, array.sbatch, results/ (outputs/ for convert)
+    /// The plan's folder: plan.json, array.sbatch, results/ (outputs/ for convert and
+    /// preprocess; preprocess/ for a preprocess plan's fitted parameters)
     #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
 
@@ -126,10 +128,31 @@ pub(crate) struct PlanArgs {
     #[arg(long, value_name = "LIST", requires = "convert")]
     pub(crate) channels: Option<String>,
 
-    /// Convert jobs: the layout of the output files
-    #[arg(long, value_name = "ORDER", requires = "convert",
-          value_parser = ["channel-major", "time-major"])]
+    /// Convert and preprocess jobs: the layout of the output files
+    #[arg(long, value_name = "ORDER", value_parser = ["channel-major", "time-major"])]
     pub(crate) order: Option<String>,
+
+    /// The jobs preprocess with this pipeline (a preset's name or a spec file), each a part of
+    /// a recording into DIR/outputs/job-N.bin; fitted stages (whitening, centring) are fitted
+    /// here, once per recording, and every job applies those parameters; `dspk gather`
+    /// assembles each recording's output, DIR/outputs/rec-K.bin, the same bits as one
+    /// `dspk preprocess`
+    #[arg(long, value_name = "NAME|FILE", conflicts_with = "convert")]
+    pub(crate) preprocess: Option<String>,
+
+    /// Preprocess jobs: the output's sample type [default: the pipeline's]
+    #[arg(long, value_name = "TYPE", requires = "preprocess",
+          value_parser = ["int16", "float32"])]
+    pub(crate) format: Option<String>,
+
+    /// Preprocess jobs: multiply the output by G before it is stored [default: the pipeline's]
+    #[arg(
+        long,
+        value_name = "G",
+        requires = "preprocess",
+        allow_hyphen_values = true
+    )]
+    pub(crate) gain: Option<f64>,
 
     /// The Open Ephys stream to plan, by folder name or stream_name [default: every stream of
     /// each recording, a job or jobs each]

@@ -141,6 +141,8 @@ fn run(cli: Cli) -> CliResult<String> {
                 stream: args.stream,
                 command: if args.convert {
                     cluster::plan_file::JobCommand::Convert
+                } else if args.preprocess.is_some() {
+                    cluster::plan_file::JobCommand::Preprocess
                 } else {
                     cluster::plan_file::JobCommand::Scan
                 },
@@ -149,6 +151,14 @@ fn run(cli: Cli) -> CliResult<String> {
                 channels: args.channels,
                 order: args.order,
                 probe: args.probe,
+                pipeline: args.preprocess,
+                format: args
+                    .format
+                    .as_deref()
+                    .map(dspk_types::OutputType::parse)
+                    .transpose()
+                    .context("--format")?,
+                gain: args.gain,
             },
         ),
         Command::Run(args) => cluster::run::run(

@@ -3,13 +3,16 @@
 //! plan, `--print-pipeline` a pipeline as TOML.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use dspk_device::describe;
 use dspk_io::{BinarySink, output_format};
 use dspk_stream::{
     DecodeRoute, Fits, InputFile, PreprocessPlan, PreprocessReport, preprocess, preprocess_plan,
 };
-use dspk_types::{MemoryOrder, OutputType, PipelineSpec, Selection, signal_channels};
+use dspk_types::{
+    MemoryOrder, OutputType, PipelineSpec, RecordingSource, Selection, signal_channels,
+};
 use serde_json::json;
 
 use crate::Ctx;
@@ -55,14 +58,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         .context("--pipeline")?
         .with_output(opts.format, opts.gain)
         .context("--format/--gain")?;
-    // A sync or digital channel is not preprocessed (nor written): the signal channels are.
-    let signal = signal_channels(input.info());
-    let source = Selection {
-        channels: signal.as_ref(),
-        ..Selection::default()
-    }
-    .apply(input.source.clone())
-    .map_err(|e| e.error)?;
+    let source = signal_source(&input)?;
     let info = source.info().clone();
     spec.check(&info).context("--pipeline")?;
     let fits = match &opts.fits {
@@ -120,6 +116,19 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         );
     }
     Ok(text)
+}
+
+/// The recording as preprocessing reads it: its signal channels (a sync word or digital lines
+/// are neither preprocessed nor written), as `dspk preprocess` and a cluster plan's jobs read
+/// it.
+pub(crate) fn signal_source(input: &Input) -> CliResult<Arc<dyn RecordingSource>> {
+    let signal = signal_channels(input.info());
+    Ok(Selection {
+        channels: signal.as_ref(),
+        ..Selection::default()
+    }
+    .apply(input.source.clone())
+    .map_err(|e| e.error)?)
 }
 
 impl PreprocessOptions {

@@ -1,13 +1,16 @@
 //! `dspk gather DIR`: every job's record read back as a typed value and merged
 //! (`gathered.json`, and JSON or a table on stdout), with the jobs that failed or never ran,
-//! each with its error.
+//! each with its error; for a preprocess plan, each recording's output assembled from its
+//! jobs' parts once they are all done.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde::Serialize;
 
 use super::plan_file::{Job, JobCommand, PLAN_FILE, Plan, failure_path, result_path};
+use super::preprocess::{Assembled, assemble};
 use super::record::{JobRecord, read_record, splice};
 use crate::Ctx;
 use crate::error::{CliError, CliResult};
@@ -41,6 +44,10 @@ struct Gathered<'a> {
     jobs: usize,
     /// Jobs with no record.
     missing: Vec<Unfinished<'a>>,
+    /// Preprocess plans: the outputs assembled from their parts (those whose jobs are all
+    /// done).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    outputs: Vec<Assembled>,
     /// The plan's file.
     plan: String,
 }
@@ -101,12 +108,19 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
         }
     }
     let (failures, absent) = (failed.len(), missing.len());
+    let outputs = if plan.command == JobCommand::Preprocess {
+        let done: BTreeMap<usize, &JobRecord> = results.iter().map(|r| (r.job.job, *r)).collect();
+        assemble(dir, &plan, &done)?
+    } else {
+        Vec::new()
+    };
     let merged = Gathered {
         done: results.len(),
         command: plan.command,
         failed,
         jobs: plan.jobs.len(),
         missing,
+        outputs,
         plan: dir.join(PLAN_FILE).display().to_string(),
     };
     let records: Vec<String> = results.iter().map(|r| r.to_text()).collect();
@@ -126,7 +140,18 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
     let out = if ctx.json {
         text
     } else {
-        table(&plan, &standings, &dir.join(GATHERED_FILE))
+        let mut out = table(&plan, &standings, &dir.join(GATHERED_FILE));
+        for a in &merged.outputs {
+            let _ = writeln!(
+                out,
+                "assembled {} ({} parts, {:.2} MB) from {}",
+                dir.join(&a.output).display(),
+                a.parts,
+                a.bytes as f64 / 1e6,
+                a.recording
+            );
+        }
+        out
     };
     let incomplete = failures + absent;
     if incomplete == 0 {

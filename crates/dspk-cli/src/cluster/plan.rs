@@ -1,16 +1,18 @@
 //! `dspk plan`: the job list of a cluster run (one job per recording, stream and segment),
-//! written as JSON with paths relative to a base folder, and a ready `sbatch --array` script.
+//! written as JSON with paths relative to a base folder, and a ready `sbatch --array` script;
+//! for a preprocess plan, the pipeline fitted here once per recording.
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
-use dspk_types::{MemoryOrder, TimeSpec};
+use dspk_types::{MemoryOrder, OutputType, PipelineSpec, TimeSpec};
 use serde_json::json;
 
 use super::plan_file::{
     Job, JobCommand, JobOptions, PLAN_FILE, PLAN_FORMAT, Plan, RESULTS_DIR, SBATCH_FILE, Written,
     result_files,
 };
+use super::preprocess::{PREPROCESS_DIR, PlannedOutput, PlannedPipeline};
 use crate::Ctx;
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, RATE_FLAG, window_option};
@@ -42,6 +44,12 @@ pub(crate) struct PlanOptions {
     pub(crate) order: Option<String>,
     /// A probeinterface JSON to attach to every recording (`--probe`).
     pub(crate) probe: Option<PathBuf>,
+    /// Preprocess only: the pipeline (`--preprocess`, a preset's name or a spec file).
+    pub(crate) pipeline: Option<String>,
+    /// Preprocess only: the output's sample type (`--format`).
+    pub(crate) format: Option<OutputType>,
+    /// Preprocess only: the output's gain (`--gain`).
+    pub(crate) gain: Option<f64>,
 }
 
 /// Runs `dspk plan`: opens every recording (a bad one is reported before anything is
@@ -59,6 +67,24 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         ));
     }
     window_option(opts.window_samples)?;
+    let preprocess = opts.command == JobCommand::Preprocess;
+    if opts.order.is_some() && !matches!(opts.command, JobCommand::Convert | JobCommand::Preprocess)
+    {
+        return Err(CliError::new(
+            "--order is the layout of output files: it applies to --convert and --preprocess \
+             plans",
+        ));
+    }
+    let pipeline = match (&opts.pipeline, preprocess) {
+        (Some(choice), true) => Some(PlannedPipeline(
+            PipelineSpec::choose(choice)
+                .context("--preprocess")?
+                .with_output(opts.format, opts.gain)
+                .context("--format/--gain")?,
+        )),
+        (None, true) => return Err(CliError::new("a preprocess plan needs --preprocess SPEC")),
+        (_, false) => None,
+    };
     let channels = opts
         .channels
         .as_deref()
@@ -91,8 +117,17 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             _ => MemoryOrder::TimeMajor,
         }),
         probe,
+        pipeline,
     };
     let rate = options.rate.as_ref().map(|r| *r.value());
+    let order = options.order.unwrap_or(MemoryOrder::TimeMajor);
+    // The fit runs here, once per recording, on this machine's devices: every job applies it.
+    let fit_devices = if preprocess {
+        Some(ctx.pass_devices()?)
+    } else {
+        None
+    };
+    let mut planned: Vec<PlannedOutput> = Vec::new();
     let mut jobs = Vec::new();
     let mut add = |recording: Option<String>,
                    stream: Option<String>,
@@ -118,6 +153,8 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             )));
         }
         let count = ranges.len();
+        let output = preprocess.then_some(planned.len());
+        let first = jobs.len();
         for (i, r) in ranges.into_iter().enumerate() {
             jobs.push(Job {
                 job: jobs.len(),
@@ -129,7 +166,16 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
                 stored_bytes: (r.end - r.start).saturating_mul(info.frame_bytes() as u64),
                 start_sample: r.start,
                 end_sample: r.end,
+                output,
             });
+        }
+        if let (Some(output), Some((_, devices, _)), Some(spec)) =
+            (output, &fit_devices, &options.pipeline)
+        {
+            let numbers = (first..jobs.len()).collect();
+            planned.push(PlannedOutput::fit(
+                devices, input, &spec.0, order, output, numbers,
+            )?);
         }
         Ok::<(), CliError>(())
     };
@@ -173,6 +219,9 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         jobs,
     };
     write_plan(&opts.out, &plan)?;
+    for (k, p) in planned.iter().enumerate() {
+        p.write(&opts.out, k)?;
+    }
     let script = opts.out.join(SBATCH_FILE);
     let last = plan.jobs.len() - 1;
     if ctx.json {
@@ -183,6 +232,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             "array": format!("0-{last}"),
             "base": plan.base.display().to_string(),
             "command": plan.command,
+            "fitted": planned.len(),
         });
         return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
     }
@@ -203,6 +253,16 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             job.label(),
             job.start_sample,
             job.end_sample
+        );
+    }
+    if !planned.is_empty() {
+        let _ = writeln!(
+            out,
+            "fitted the pipeline once per recording ({} outputs, parameters in {}/rec-K.json): \
+             each job applies them to its part, `dspk gather {}` assembles outputs/rec-K.bin",
+            planned.len(),
+            opts.out.join(PREPROCESS_DIR).display(),
+            opts.out.display()
         );
     }
     let _ = writeln!(

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use dspk_types::{ChannelList, DspResult, MemoryOrder, RateChoice};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::preprocess::PlannedPipeline;
 use crate::error::{CliError, CliResult};
 
 /// The `format` of a plan file; a plan of another format is refused by name.
@@ -32,6 +33,9 @@ pub(crate) enum JobCommand {
     Scan,
     /// `dspk convert`: float32 µV raw binary + sidecar, into the plan's `outputs/`.
     Convert,
+    /// `dspk preprocess` of a part of a recording, with the parameters the plan step fitted:
+    /// `dspk gather` assembles the parts into one output per recording.
+    Preprocess,
 }
 
 impl JobCommand {
@@ -40,6 +44,7 @@ impl JobCommand {
         match self {
             JobCommand::Scan => "scan",
             JobCommand::Convert => "convert",
+            JobCommand::Preprocess => "preprocess",
         }
     }
 }
@@ -121,8 +126,11 @@ pub(crate) struct JobOptions {
     pub(crate) rate: Option<Written<RateChoice>>,
     /// Convert only: the channels to keep (`--channels`).
     pub(crate) channels: Option<Written<ChannelList>>,
-    /// Convert only: the order written (`--order`).
+    /// Convert and preprocess: the order written (`--order`).
     pub(crate) order: Option<MemoryOrder>,
+    /// Preprocess only: the pipeline (`--preprocess`, with `--format` and `--gain` applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) pipeline: Option<PlannedPipeline>,
     /// The probeinterface JSON attached to every recording (`--probe`): relative to the
     /// plan's base where it is inside it, else absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,6 +166,10 @@ pub(crate) struct Job {
     pub(crate) end_sample: u64,
     /// The bytes the job reads.
     pub(crate) stored_bytes: u64,
+    /// Preprocess plans: the output (`outputs/rec-K.bin`, fitted in `preprocess/rec-K.json`)
+    /// the job writes a part of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) output: Option<usize>,
 }
 
 impl Job {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::plan_file::{Job, JobCommand, JobOptions};
+use super::preprocess::PartResult;
 use crate::error::{CliError, CliResult};
 
 /// The `format` of a result record.
@@ -23,6 +24,8 @@ pub(crate) enum JobResult {
     Scan(Box<ScanReport>),
     /// What `dspk convert --json` printed (convert has no report type of its own yet).
     Convert(Value),
+    /// A preprocess job's part: its report, and where it ran.
+    Preprocess(Box<PartResult>),
 }
 
 impl JobResult {
@@ -34,6 +37,7 @@ impl JobResult {
                 v["runtime"].as_str().map(str::to_string),
                 v["device"].as_str().map(str::to_string),
             ),
+            JobResult::Preprocess(p) => (Some(p.runtime.clone()), Some(p.device.clone())),
         }
     }
 
@@ -41,7 +45,7 @@ impl JobResult {
     pub(crate) fn flagged(&self) -> Option<(&[usize], &[usize])> {
         match self {
             JobResult::Scan(r) => Some((&r.dead, &r.noisy)),
-            JobResult::Convert(_) => None,
+            JobResult::Convert(_) | JobResult::Preprocess(_) => None,
         }
     }
 }
@@ -92,6 +96,9 @@ impl TryFrom<RawRecord> for JobRecord {
             (_, None) => None,
             (JobCommand::Scan, Some(v)) => Some(JobResult::Scan(serde_json::from_value(v)?)),
             (JobCommand::Convert, Some(v)) => Some(JobResult::Convert(v)),
+            (JobCommand::Preprocess, Some(v)) => {
+                Some(JobResult::Preprocess(serde_json::from_value(v)?))
+            }
         };
         Ok(Self {
             result,

@@ -7,12 +7,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use dspk_device::{Catalog, DeviceChoice, DeviceKind, SlurmPlace, Worker, worker_device};
 use dspk_stream::{PassDevice, Prepared, open_pass_devices};
-use dspk_types::{ComputeTarget, MemoryOrder, TimeSpec};
+use dspk_types::{ComputeTarget, MemoryOrder, RateChoice, TimeSpec};
 use serde_json::{Value, json};
 
 use super::plan_file::{
     Job, JobCommand, OUTPUTS_DIR, Plan, RESULTS_DIR, failure_path, result_path,
 };
+use super::preprocess;
 use super::record::{JobRecord, JobResult, Provenance, RESULT_FORMAT, input_files, read_record};
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, TimeOptions};
@@ -262,17 +263,7 @@ fn run_job(
     };
     match plan.command {
         JobCommand::Scan => {
-            let input = match paths.recording {
-                Some(p) => Input::open(Some(p), None, job.stream.as_deref())?,
-                None => {
-                    let samples = job.synthetic_samples.ok_or_else(|| {
-                        CliError::new("the plan's job has neither a recording nor a length")
-                    })?;
-                    Input::synthetic(Some(TimeSpec::Samples(samples)))?
-                }
-            }
-            .with_probe(probe.as_deref())?
-            .with_rate(rate)?;
+            let input = open_input(job, paths.recording, probe.as_deref(), rate)?;
             provenance.open_s = clock.elapsed().as_secs_f64();
             let opts = scan::ScanOptions {
                 time,
@@ -336,7 +327,36 @@ fn run_job(
             ];
             Ok(JobResult::Convert(value))
         }
+        JobCommand::Preprocess => {
+            let input = open_input(job, paths.recording, probe.as_deref(), rate)?;
+            provenance.open_s = clock.elapsed().as_secs_f64();
+            let (target, devices, _prepared) = device.open(ctx)?;
+            let part = preprocess::run_part(plan, job, paths.dir, &input, target, &devices)?;
+            provenance.outputs = vec![part.output.clone(), format!("{}.json", part.output)];
+            Ok(JobResult::Preprocess(Box::new(part)))
+        }
     }
+}
+
+/// The job's recording (the built-in synthetic one where it has no path), with the plan's
+/// probe and rate.
+fn open_input(
+    job: &Job,
+    recording: Option<&Path>,
+    probe: Option<&Path>,
+    rate: Option<RateChoice>,
+) -> CliResult<Input> {
+    match recording {
+        Some(p) => Input::open(Some(p), None, job.stream.as_deref())?,
+        None => {
+            let samples = job.synthetic_samples.ok_or_else(|| {
+                CliError::new("the plan's job has neither a recording nor a length")
+            })?;
+            Input::synthetic(Some(TimeSpec::Samples(samples)))?
+        }
+    }
+    .with_probe(probe)?
+    .with_rate(rate)
 }
 
 /// Seconds since 1970.

@@ -24,6 +24,7 @@ fn job(n: usize) -> Job {
         start_sample: 10 * n as u64,
         end_sample: 10 * n as u64 + 10,
         stored_bytes: 40,
+        output: None,
     }
 }
 
@@ -90,6 +91,7 @@ fn job_options_keep_their_text_and_are_parsed_when_read() {
         channels: Some(Written::parse("0:5, 100").unwrap()),
         order: Some(MemoryOrder::ChannelMajor),
         probe: Some("probes/np.json".to_string()),
+        pipeline: None,
     };
     let text = serde_json::to_string(&options).unwrap();
     assert_eq!(
