@@ -1,7 +1,8 @@
 """`dspk plan`, `dspk run` and `dspk gather` on a real Slurm (a single node started by
 ``tests/cluster/slurm.sh``): a job array over SpikeGLX, raw binary and the built-in synthetic
 recording, one task cancelled mid-run and requeued, no partial result at any point, and every
-result identical to the same scan run here."""
+result identical to the same scan run here; and a preprocess plan's array over one recording
+assembled into the same file, bit for bit, as one `dspk preprocess` run here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 from engines import figures, local_scan, slurm  # noqa: F401  (slurm: the fixture)
+from preprocessed import RATE, preprocess, sidecar_without_provenance, write_probed
 from recordings import write_binary, write_spikeglx
 
 
@@ -147,3 +149,72 @@ def test_job_array_with_a_cancelled_and_requeued_task(slurm, dspk_program, tmp_p
     assert {p.name: p.stat().st_mtime_ns for p in results.glob("job-*.json")} == before
     log = (results / "job-3.log").read_text()
     assert "done already" in log, log
+
+
+def test_a_preprocess_array_writes_the_same_file_as_one_run(slurm, dspk_program, runtime, tmp_path, rng):  # noqa: F811
+    """`dspk plan --preprocess kilosort4` over one recording cut into 4 jobs, run as a Slurm
+    array, gathered: the one output file equals one `dspk preprocess` of the recording bit for
+    bit (windows that do not divide the chunks: the seams are exact). A job whose part is lost
+    runs again alone and the output is the same again."""
+    data = tmp_path / "data"
+    samples = int(rng.integers(int(3.6 * RATE), 4 * RATE))
+    recording, probe = write_probed(data, rng, channels=10, samples=samples)
+    plan_dir = tmp_path / "jobs"
+    env = dict(slurm.env, DSPK_RUNTIME=runtime)
+    planned = subprocess.run(
+        [dspk_program, "plan", str(recording), "--preprocess", "kilosort4", "--probe", str(probe),
+         "--chunk", "1", "--window-samples", "7000", "--base", str(data), "--out", str(plan_dir),
+         "--json"],
+        capture_output=True, text=True, env=env,
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert json.loads(planned.stdout)["jobs"] == 4
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    assert plan["command"] == "preprocess"
+    assert [(j["start_sample"], j["end_sample"], j["output"]) for j in plan["jobs"]] == [
+        (0, RATE, 0), (RATE, 2 * RATE, 0), (2 * RATE, 3 * RATE, 0), (3 * RATE, samples, 0)
+    ]
+    fitted = json.loads((plan_dir / "preprocess" / "rec-0.json").read_text())
+    assert fitted["jobs"] == [0, 1, 2, 3] and fitted["fits"]["whitening"]
+
+    submitted = slurm("sbatch", "--parsable", "--wait", "--export", f"ALL,DSPK_RUNTIME={runtime}",
+                      str(plan_dir / "array.sbatch"), check=False)
+    assert submitted.returncode == 0, (submitted.stderr, [
+        p.read_text() for p in (plan_dir / "results").glob("*.log")])
+    gathered = subprocess.run([dspk_program, "gather", str(plan_dir), "--json"],
+                              capture_output=True, text=True)
+    assert gathered.returncode == 0, gathered.stderr
+    report = json.loads(gathered.stdout)
+    assert (report["jobs"], report["done"], report["failed"], report["missing"]) == (4, 4, [], [])
+    assert [o["output"] for o in report["outputs"]] == ["outputs/rec-0.bin"]
+    for r in report["results"]:
+        assert r["provenance"]["environment"]["SLURM_ARRAY_TASK_ID"] == str(r["job"]["job"])
+        assert r["result"]["report"]["plan"]["samples"] == r["job"]["end_sample"] - r["job"]["start_sample"]
+
+    whole = tmp_path / "whole.bin"
+    preprocess(dspk_program, runtime, recording, probe, whole, "--pipeline", "kilosort4")
+    assembled = plan_dir / "outputs" / "rec-0.bin"
+    assert len(whole.read_bytes()) == 10 * samples * 2
+    assert assembled.read_bytes() == whole.read_bytes()
+    assert sidecar_without_provenance(assembled) == sidecar_without_provenance(whole)
+    merged = json.loads(Path(f"{assembled}.json").read_text())["provenance"]
+    one = json.loads(Path(f"{whole}.json").read_text())["provenance"]
+    assert merged["fits"] == one["fits"]
+    assert [p["job"] for p in merged["parts"]] == [0, 1, 2, 3]
+    assert merged["report"]["plan"]["samples"] == samples
+
+    # A part lost (its result and file gone): the array again runs that job alone.
+    (plan_dir / "results" / "job-2.json").unlink()
+    (plan_dir / "outputs" / "job-2.bin").unlink()
+    before = {p.name: p.stat().st_mtime_ns for p in (plan_dir / "results").glob("job-*.json")}
+    again = slurm("sbatch", "--parsable", "--wait", "--export", f"ALL,DSPK_RUNTIME={runtime}",
+                  str(plan_dir / "array.sbatch"), check=False)
+    assert again.returncode == 0, again.stderr
+    after = {p.name: p.stat().st_mtime_ns for p in (plan_dir / "results").glob("job-*.json")}
+    assert {k: v for k, v in after.items() if k != "job-2.json"} == before
+    assert "job-2.json" in after
+    assert "done already" in (plan_dir / "results" / "job-1.log").read_text()
+    gathered = subprocess.run([dspk_program, "gather", str(plan_dir)], capture_output=True, text=True)
+    assert gathered.returncode == 0, gathered.stderr
+    assert "assembled" in gathered.stdout
+    assert assembled.read_bytes() == whole.read_bytes()
