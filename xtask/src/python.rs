@@ -19,7 +19,7 @@ const MATURIN: &str = "maturin>=1.9.4,<2";
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
 /// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
 /// `.ci/run` installs none itself.
-const TEST_PACKAGES: [&str; 8] = [
+const TEST_PACKAGES: [&str; 10] = [
     "pytest",
     "scipy",
     "spikeinterface",
@@ -28,6 +28,9 @@ const TEST_PACKAGES: [&str; 8] = [
     "dask",
     "distributed",
     "dask-jobqueue",
+    // NWB: files written by pynwb in python/tests/test_nwb.py, and h5py to edit them.
+    "pynwb",
+    "h5py",
 ];
 
 /// The venv of Python tools: `$DSPK_PY_TOOLS`, else `<target>/py-tools`.
