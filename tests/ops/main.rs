@@ -5,6 +5,7 @@ mod center;
 mod chain;
 mod detect;
 mod filter;
+mod frames;
 mod interpolate;
 mod reference;
 mod scale;

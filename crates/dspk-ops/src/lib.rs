@@ -16,6 +16,7 @@ pub mod center;
 mod chain;
 pub mod detect;
 pub mod filter;
+pub mod frames;
 pub mod interpolate;
 pub mod reference;
 pub mod scale;
