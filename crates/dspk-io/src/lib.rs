@@ -104,6 +104,7 @@ macro_rules! source_via_raw {
     };
 }
 
+mod assemble;
 mod binary;
 mod cbin;
 mod decode;
@@ -126,6 +127,7 @@ mod sink;
 mod spikeglx;
 mod writer;
 
+pub use assemble::{Whole, assemble_parts};
 pub use binary::*;
 pub use cbin::*;
 pub use detect::*;
