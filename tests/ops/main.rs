@@ -4,6 +4,7 @@
 mod center;
 mod chain;
 mod detect;
+mod detect_pass;
 mod filter;
 mod frames;
 mod interpolate;

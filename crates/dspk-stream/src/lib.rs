@@ -85,6 +85,9 @@
 
 mod classify;
 mod convert;
+mod detect;
+mod detect_report;
+mod detect_table;
 mod fit;
 mod host;
 mod multi;
@@ -101,8 +104,13 @@ mod window;
 
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
 pub use convert::{ConvertOptions, Converted, convert};
+pub use detect::{DetectOptions, Detected, detect, detect_windows, detection_halo, fit_noise};
+pub use detect_report::DetectReport;
+pub use detect_table::{TableFormat, encode_peaks};
 /// The fitted parameters of a pipeline (dspk-ops'), as preprocessing takes and reports them.
 pub use dspk_ops::Fits;
+/// The detector's parameters and its peaks (dspk-ops'), as detection takes and returns them.
+pub use dspk_ops::detect::{DetectSpec, Peak, PeakSign};
 pub use fit::{fit, halo_window};
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
