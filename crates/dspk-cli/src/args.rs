@@ -299,6 +299,11 @@ pub(crate) struct InfoArgs {
     /// where the format gives none)
     #[arg(long, value_name = "FILE")]
     pub(crate) probe_out: Option<PathBuf>,
+
+    /// First check the checksums the file carries (an mtscomp .cbin's SHA-1s, decoding every
+    /// chunk); a mismatch is an error
+    #[arg(long)]
+    pub(crate) verify: bool,
 }
 
 /// `--start`, `--end`, `--duration`, as written.

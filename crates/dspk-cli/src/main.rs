@@ -32,7 +32,15 @@ fn run(cli: Cli) -> CliResult<String> {
     ctx.target()?;
     match cli.command {
         Command::Devices => devices::run(&ctx),
-        Command::Info(args) => info::run(&ctx, &args.recording.open()?, args.probe_out.as_deref()),
+        Command::Info(args) => {
+            if args.verify {
+                for path in &args.recording.recordings {
+                    let checked = dspk_io::verify_checksums(path)?;
+                    crate::output::stderr_line("verified", &checked);
+                }
+            }
+            info::run(&ctx, &args.recording.open()?, args.probe_out.as_deref())
+        }
         Command::Scan(args) => {
             let time = args.time.parse()?;
             let opts = scan::ScanOptions {

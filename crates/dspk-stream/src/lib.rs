@@ -95,6 +95,7 @@ mod ordered;
 mod pass;
 mod prepare;
 mod preprocess;
+mod preprocess_part;
 mod preprocess_plan;
 mod report;
 mod route;
@@ -119,6 +120,7 @@ pub use prepare::{Prepared, is_prepared, open_pass_devices, prepare};
 pub use preprocess::{
     ChainPass, PreprocessOptions, Preprocessed, preprocess, preprocess_plan, run_windows,
 };
+pub use preprocess_part::preprocess_part;
 pub use preprocess_plan::{
     ClipSummary, FitSummary, InputFile, PlannedStage, PreprocessPlan, PreprocessReport, Provenance,
     StageTime, fits_of_sidecar,

@@ -193,7 +193,7 @@ pub fn preprocess_plan(
 }
 
 /// Each fitted stage of `spec`: where its parameters came from and what they are.
-fn summarise(
+pub(crate) fn summarise(
     spec: &PipelineSpec,
     plan: &PreprocessPlan,
     given: &Fits,

@@ -5,6 +5,8 @@
 //! program prints with `--json` and writes, with the fitted parameters themselves, into the
 //! output's sidecar as its provenance.
 
+use std::ops::Range;
+
 use cubecl::client::Client;
 use dspk_ops::whiten::fit_windows;
 use dspk_ops::{Fits, build};
@@ -77,17 +79,72 @@ pub struct PreprocessPlan {
 impl PreprocessPlan {
     /// The apply pass's windows (the plan's schedule).
     pub(crate) fn windows(&self, info: &RecordingInfo) -> DspResult<Vec<HaloWindow>> {
-        Ok(schedule(info, self.window_samples, self.halo_before, self.halo_after)?.into_windows())
+        self.windows_in(info, 0..info.samples)
+    }
+
+    /// The windows that own `range` of the recording: the whole run's windows there would be
+    /// others, but every window carries the chain's halo from outside its own samples (from
+    /// outside `range` too), so the output is the same bits.
+    pub(crate) fn windows_in(
+        &self,
+        info: &RecordingInfo,
+        range: Range<u64>,
+    ) -> DspResult<Vec<HaloWindow>> {
+        Ok(schedule(
+            info,
+            range,
+            self.window_samples,
+            self.halo_before,
+            self.halo_after,
+        )?
+        .into_windows())
+    }
+
+    /// This plan (of the whole recording `info`) for its samples `range` only: the samples,
+    /// windows, reads and output of that part.
+    ///
+    /// # Errors
+    /// A range that is empty or past the recording's end.
+    pub fn part(&self, info: &RecordingInfo, range: Range<u64>) -> DspResult<PreprocessPlan> {
+        if range.start >= range.end || range.end > info.samples {
+            return Err(DspError::config(format!(
+                "samples {}..{} are not a part of {}, which holds samples 0..{}",
+                range.start, range.end, info.name, info.samples
+            )));
+        }
+        let windows = self.windows_in(info, range.clone())?;
+        let read_samples = windows
+            .iter()
+            .map(|w| w.read_len() as u64)
+            .max()
+            .unwrap_or(0);
+        let read_total: u64 = windows.iter().map(|w| w.read_len() as u64).sum();
+        let samples = range.end - range.start;
+        let bytes_per_sample = if self.output == OutputType::Int16.name() {
+            2
+        } else {
+            4
+        };
+        Ok(PreprocessPlan {
+            samples,
+            windows: windows.len(),
+            read_samples,
+            device_bytes_per_window: checked(&[3, self.channels as u64, read_samples, 4])?,
+            read_bytes: checked(&[read_total, info.frame_bytes() as u64])?,
+            output_bytes: checked(&[self.channels as u64, samples, bytes_per_sample])?,
+            ..self.clone()
+        })
     }
 }
 
 fn schedule(
     info: &RecordingInfo,
+    range: Range<u64>,
     window: u64,
     before: u64,
     after: u64,
 ) -> DspResult<ChunkSchedule> {
-    ChunkSchedule::for_recording(info, 0..info.samples, window.max(1), before, after)
+    ChunkSchedule::for_recording(info, range, window.max(1), before, after)
 }
 
 /// The plan of preprocessing `info` with `spec` on `devices` (labels) with `client` (the
@@ -163,7 +220,7 @@ pub fn plan(
     let window = window_samples(client, info, asked)?
         .min(info.samples)
         .max(1);
-    let schedule = schedule(info, window, halo.before, halo.after)?;
+    let schedule = schedule(info, 0..info.samples, window, halo.before, halo.after)?;
     let read_samples = schedule
         .windows()
         .iter()
