@@ -381,6 +381,41 @@ pub struct PreprocessReport {
     pub clipped: Option<ClipSummary>,
 }
 
+impl PreprocessReport {
+    /// This report (of a part of a chunked run, or of several parts already merged) with the
+    /// next `part`'s figures added: samples, windows, bytes and apply time summed, the largest
+    /// window kept, clipped samples added per channel, devices listed once each. The fit time
+    /// and the realtime factor are left to the caller (the fit ran once, elsewhere).
+    pub fn merge(&mut self, part: &PreprocessReport) {
+        let p = &mut self.plan;
+        p.samples += part.plan.samples;
+        p.windows += part.plan.windows;
+        p.read_samples = p.read_samples.max(part.plan.read_samples);
+        p.device_bytes_per_window = p
+            .device_bytes_per_window
+            .max(part.plan.device_bytes_per_window);
+        p.read_bytes += part.plan.read_bytes;
+        p.output_bytes += part.plan.output_bytes;
+        for d in &part.plan.devices {
+            if !p.devices.contains(d) {
+                p.devices.push(d.clone());
+            }
+        }
+        self.apply_s += part.apply_s;
+        self.read_bytes += part.read_bytes;
+        self.clipped = match (self.clipped.take(), &part.clipped) {
+            (Some(a), Some(b)) => Some(ClipSummary::of(
+                a.per_channel
+                    .iter()
+                    .zip(&b.per_channel)
+                    .map(|(x, y)| x + y)
+                    .collect(),
+            )),
+            (a, b) => a.or_else(|| b.clone()),
+        };
+    }
+}
+
 /// What a preprocessed file's sidecar records of how it was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Provenance {

@@ -4,16 +4,15 @@
 //! (`dspk gather`: `outputs/rec-K.bin` + sidecar), equal bit for bit to one `dspk preprocess`.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use dspk_io::durable::{TempFile, persist_all};
-use dspk_io::{BinarySidecar, BinarySink, SidecarSegment, output_format, sidecar_path};
+use dspk_io::{
+    BinarySidecar, BinarySink, SidecarSegment, Whole, assemble_parts, output_format, sidecar_path,
+};
 use dspk_stream::{
-    ClipSummary, DecodeRoute, Fits, InputFile, PassDevice, PreprocessOptions, PreprocessReport,
-    Provenance, fit, preprocess_part,
+    DecodeRoute, Fits, InputFile, PassDevice, PreprocessOptions, PreprocessReport, Provenance, fit,
+    preprocess_part,
 };
 use dspk_types::{ComputeTarget, MemoryOrder, NoProgress, PipelineSpec, RationalTime};
 use serde::{Deserialize, Serialize};
@@ -61,9 +60,6 @@ pub(crate) struct PlannedOutput {
     /// The fitted parameters every part applies.
     fits: Fits,
 }
-
-/// The sidecar's metadata key naming what a file was made from (dspk-io's writer sets it).
-const CONVERTED_FROM: &str = "dspk_converted_from";
 
 /// `preprocess/rec-K.json`.
 fn planned_path(dir: &Path, output: usize) -> PathBuf {
@@ -242,9 +238,9 @@ pub(crate) struct Assembled {
 }
 
 /// Assembles every output of the plan in `dir` whose jobs are all done (`done`: the result
-/// records by job): the parts' data in sample order into `outputs/rec-K.bin` (a temporary
-/// renamed into place with its sidecar), the sidecar the first part's with the whole output's
-/// clock, segments and merged provenance. Outputs with a job not done are left out.
+/// records by job) with [`assemble_parts`]: the parts' data in sample order into
+/// `outputs/rec-K.bin`, the sidecar the first part's with the whole output's clock, segments
+/// and merged provenance. Outputs with a job not done are left out.
 pub(crate) fn assemble(
     dir: &Path,
     plan: &Plan,
@@ -291,81 +287,36 @@ fn assemble_one(
                 dir.display()
             )));
         }
-        parts.push((n, path, sidecar, samples));
+        parts.push((n, path, sidecar));
     }
-    let (_, _, first, _) = parts
-        .first()
-        .ok_or_else(|| CliError::new(format!("{}: no jobs make it", planned.output)))?;
-    let mut sidecar = first.clone();
-    sidecar.start_time = planned.start_time;
-    sidecar.segments = planned.segments.clone();
-    // Made from the recording as the plan named it (a job names it from its base).
-    sidecar
-        .metadata
-        .insert(CONVERTED_FROM.to_string(), planned.recording.clone());
-    sidecar.provenance = Some(merged_provenance(planned, &parts, done)?);
-    let target = dir.join(&planned.output);
-    let mut data = TempFile::create(&target)?;
-    let sample_bytes = first.format.bytes() as u64;
-    let channels = first.channel_count as u64;
-    let copy = |file: &mut File, from: &Path, offset: u64, len: u64| -> CliResult<()> {
-        let mut part = File::open(from)
-            .map_err(|e| CliError::new(format!("{}: cannot open: {e}", from.display())))?;
-        part.seek(SeekFrom::Start(offset))
-            .map_err(|e| CliError::new(format!("{}: {e}", from.display())))?;
-        let copied = std::io::copy(&mut part.take(len), file)
-            .map_err(|e| CliError::new(format!("{}: {e}", target.display())))?;
-        if copied != len {
-            return Err(CliError::new(format!(
-                "{}: ended {} bytes early",
-                from.display(),
-                len - copied
-            )));
-        }
-        Ok(())
+    let whole = Whole {
+        start_time: planned.start_time,
+        segments: planned.segments.clone(),
+        // Made from the recording as the plan named it (a job names it from its base).
+        from: planned.recording.clone(),
+        provenance: merged_provenance(planned, &parts, done)?,
     };
-    match first.order {
-        // Frames in sample order: the parts one after another.
-        MemoryOrder::TimeMajor => {
-            for (_, path, _, samples) in &parts {
-                copy(data.file(), path, 0, samples * channels * sample_bytes)?;
-            }
-        }
-        // One row per channel: each row the parts' rows one after another.
-        MemoryOrder::ChannelMajor => {
-            for c in 0..channels {
-                for (_, path, _, samples) in &parts {
-                    let row = samples * sample_bytes;
-                    copy(data.file(), path, c * row, row)?;
-                }
-            }
-        }
-    }
-    let total: u64 = parts.iter().map(|p| p.3).sum::<u64>() * channels * sample_bytes;
-    let mut side = TempFile::create(sidecar_path(&target))?;
-    let text = serde_json::to_string_pretty(&sidecar).expect("a sidecar serialises") + "\n";
-    std::io::Write::write_all(side.file(), text.as_bytes())
-        .map_err(|e| CliError::new(format!("{}: {e}", sidecar_path(&target).display())))?;
-    persist_all(vec![data, side])?;
+    let paths: Vec<PathBuf> = parts.iter().map(|p| p.1.clone()).collect();
+    let bytes = assemble_parts(&paths, &dir.join(&planned.output), whole)?;
     Ok(Assembled {
         output: planned.output.clone(),
         recording: planned.recording.clone(),
         parts: parts.len(),
-        bytes: total,
+        bytes,
     })
 }
 
-/// The whole output's provenance: the parts' reports merged (samples, windows, bytes and
-/// apply time added, clipped samples added per channel), the plan step's fit time, the
-/// fitted parameters, and each part's job, host, device and wall time.
+/// The whole output's provenance: the parts' reports merged
+/// ([`PreprocessReport::merge`]), the plan step's fit time, the fitted parameters, and each
+/// part's job, host, device and times.
 fn merged_provenance(
     planned: &PlannedOutput,
-    parts: &[(usize, PathBuf, BinarySidecar, u64)],
+    parts: &[(usize, PathBuf, BinarySidecar)],
     done: &BTreeMap<usize, &JobRecord>,
 ) -> CliResult<serde_json::Value> {
     let mut merged: Option<Provenance> = None;
     let mut jobs = Vec::new();
-    for (n, path, sidecar, _) in parts {
+    for (n, path, sidecar) in parts {
         let part: Provenance = sidecar
             .provenance
             .clone()
@@ -386,7 +337,7 @@ fn merged_provenance(
         merged = Some(match merged {
             None => part,
             Some(mut m) => {
-                merge_report(&mut m.report, &part.report);
+                m.report.merge(&part.report);
                 m
             }
         });
@@ -406,38 +357,8 @@ fn merged_provenance(
     Ok(value)
 }
 
-/// `into` with `part`'s figures added.
-fn merge_report(into: &mut PreprocessReport, part: &PreprocessReport) {
-    let p = &mut into.plan;
-    p.samples += part.plan.samples;
-    p.windows += part.plan.windows;
-    p.read_samples = p.read_samples.max(part.plan.read_samples);
-    p.device_bytes_per_window = p
-        .device_bytes_per_window
-        .max(part.plan.device_bytes_per_window);
-    p.read_bytes += part.plan.read_bytes;
-    p.output_bytes += part.plan.output_bytes;
-    for d in &part.plan.devices {
-        if !p.devices.contains(d) {
-            p.devices.push(d.clone());
-        }
-    }
-    into.apply_s += part.apply_s;
-    into.read_bytes += part.read_bytes;
-    into.clipped = match (into.clipped.take(), &part.clipped) {
-        (Some(a), Some(b)) => Some(ClipSummary::of(
-            a.per_channel
-                .iter()
-                .zip(&b.per_channel)
-                .map(|(x, y)| x + y)
-                .collect(),
-        )),
-        (a, b) => a.or_else(|| b.clone()),
-    };
-}
-
 /// The parts' sample rate, Hz.
-fn sample_rate_hz(parts: &[(usize, PathBuf, BinarySidecar, u64)]) -> CliResult<f64> {
+fn sample_rate_hz(parts: &[(usize, PathBuf, BinarySidecar)]) -> CliResult<f64> {
     parts
         .first()
         .map(|p| p.2.sample_rate.rate_hz())
