@@ -210,8 +210,8 @@ pub(crate) struct BenchArgs {
     #[arg(value_name = "REC")]
     pub(crate) recording: Option<PathBuf>,
 
-    /// The Open Ephys continuous stream of REC to read, by folder name or stream_name, where
-    /// it has several
+    /// The Open Ephys continuous stream of REC to read, by folder name or stream_name, or the
+    /// NWB ElectricalSeries (its path or last part), where it has several
     #[arg(long, value_name = "NAME")]
     pub(crate) stream: Option<String>,
 
@@ -263,7 +263,9 @@ pub(crate) struct RecordingArg {
 pub(crate) struct JoinArgs {
     /// The Open Ephys continuous stream to read, by folder name or stream_name
     /// (`Neuropix-PXI-100.ProbeA-AP`, `ProbeA-AP`): the way to choose a stream of a folder of
-    /// one experiment's recordings [default: the stream REC names, or its only one]
+    /// one experiment's recordings; or an NWB file's ElectricalSeries, by its path in the file
+    /// or its last part (`acquisition/ElectricalSeriesAP`, `ElectricalSeriesAP`) [default: the
+    /// stream REC names, or its only one]
     #[arg(long, value_name = "NAME")]
     pub(crate) stream: Option<String>,
 
