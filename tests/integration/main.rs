@@ -9,3 +9,4 @@ mod offsets;
 mod staged;
 mod stream;
 mod upload;
+mod way_back;

@@ -91,6 +91,23 @@ impl WindowSink for BinarySink {
         }
     }
 
+    fn frames(&self) -> Option<OutputType> {
+        if self.order != MemoryOrder::TimeMajor {
+            return None;
+        }
+        Some(match self.format {
+            OutputFormat::Float32 => OutputType::Float32,
+            OutputFormat::Int16 { .. } => OutputType::Int16,
+        })
+    }
+
+    fn write_frames(&mut self, bytes: &[u8]) -> DspResult<()> {
+        match self.writer.as_mut() {
+            Some(writer) => writer.write_frames(bytes),
+            None => Err(self.not_begun()),
+        }
+    }
+
     fn provenance(&mut self, value: &serde_json::Value) -> DspResult<()> {
         self.set_provenance(value.clone());
         Ok(())

@@ -276,30 +276,7 @@ impl BinaryWriter {
     pub fn write_stored_window(&mut self, bytes: &[u8]) -> DspResult<()> {
         let c = self.channels();
         let b = self.sidecar.format.bytes();
-        let frame = c * b;
-        if !bytes.len().is_multiple_of(frame) {
-            return Err(DspError::shape(
-                format!(
-                    "stored window of {c} {} channels (bytes must be whole frames of {frame})",
-                    self.sidecar.format
-                ),
-                bytes.len() / frame * frame,
-                bytes.len(),
-            ));
-        }
-        let n = bytes.len() / frame;
-        let remaining = self.total - self.written;
-        if n as u64 > remaining {
-            return Err(DspError::BufferOverrun {
-                what: format!(
-                    "output file {} of {} samples",
-                    self.path.display(),
-                    self.total
-                ),
-                capacity: usize::try_from(remaining).unwrap_or(usize::MAX),
-                needed: n,
-            });
-        }
+        let n = self.frames_in(bytes.len())?;
         if n == 0 {
             return Ok(());
         }
@@ -323,6 +300,61 @@ impl BinaryWriter {
         }
         self.written += n as u64;
         Ok(())
+    }
+
+    /// Appends a window of stored frames: time-major little-endian values in the file's
+    /// format, `channels` to a frame (any number of frames), written as they are to a
+    /// time-major file in one write. Nothing checks the values: an `int16` file takes whatever
+    /// bits come (a device that laid them out from the output scaling's whole numbers).
+    pub fn write_frames(&mut self, bytes: &[u8]) -> DspResult<()> {
+        if self.sidecar.order != MemoryOrder::TimeMajor {
+            return Err(DspError::config(format!(
+                "{} is channel-major: it takes windows, not {} bytes of time-major frames",
+                self.path.display(),
+                bytes.len()
+            )));
+        }
+        let n = self.frames_in(bytes.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        self.data
+            .file()
+            .write_all(bytes)
+            .map_err(|e| DspError::io(&self.path, "cannot write", &e))?;
+        self.written += n as u64;
+        Ok(())
+    }
+
+    /// Frames in `len` bytes of stored values: refused unless whole frames that fit in what
+    /// is left of the file.
+    fn frames_in(&self, len: usize) -> DspResult<usize> {
+        let c = self.channels();
+        let frame = c * self.sidecar.format.bytes();
+        if !len.is_multiple_of(frame) {
+            return Err(DspError::shape(
+                format!(
+                    "stored window of {c} {} channels (bytes must be whole frames of {frame})",
+                    self.sidecar.format
+                ),
+                len / frame * frame,
+                len,
+            ));
+        }
+        let n = len / frame;
+        let remaining = self.total - self.written;
+        if n as u64 > remaining {
+            return Err(DspError::BufferOverrun {
+                what: format!(
+                    "output file {} of {} samples",
+                    self.path.display(),
+                    self.total
+                ),
+                capacity: usize::try_from(remaining).unwrap_or(usize::MAX),
+                needed: n,
+            });
+        }
+        Ok(n)
     }
 
     /// Checks that every sample was written, writes the sidecar and moves both files into

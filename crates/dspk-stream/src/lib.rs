@@ -101,6 +101,7 @@ mod report;
 mod route;
 mod scan;
 mod staged;
+mod way_back;
 mod window;
 
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
@@ -129,4 +130,5 @@ pub use report::{ChannelFigures, DeviceFigures, Planted, ScanReport, ScanSubject
 pub use route::{DECODE_ENV, DecodeRoute};
 pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};
 pub use staged::{Target, compile_decode_in_staging, launch_of};
+pub use way_back::{OnDevice, preprocess_on_device, run_on_device};
 pub use window::{fill_threads, one_second, window_samples};

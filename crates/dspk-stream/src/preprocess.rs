@@ -7,27 +7,24 @@
 //! back, and the output of every window is a pure function of the recording: the same bits for
 //! any window size, any list of windows and any number of devices.
 
-use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::Instant;
 
-use cubecl::client::Client;
-use dspk_kernels::{DecodedWindow, read_f32};
-use dspk_ops::{Chain, Fits, Rows, build};
+use dspk_kernels::DecodedWindow;
+use dspk_ops::{Fits, Rows, build};
 use dspk_types::{
     DspError, DspResult, HaloWindow, PipelineSpec, ProgressSink, RecordingInfo, RecordingSource,
     Scaling, StageSpec, WindowSink,
 };
 
 use crate::fit::{fit, halo_window};
-use crate::host::{HostValues, RowReader};
 use crate::preprocess_plan::{
     ClipSummary, FitSummary, InputFile, PreprocessPlan, PreprocessReport, Provenance, StageTime,
     applies, plan,
 };
-use crate::{DecodeRoute, DevicePass, Flow, MultiPass, PassDevice, PassReport, WindowWorker};
+use crate::way_back::{Back, Returned, chain_pass, write_windows};
+use crate::{DecodeRoute, DevicePass, Flow, PassDevice, PassReport};
 
 /// How to preprocess.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +115,7 @@ pub fn preprocess(
     let stage_times = time_stages(first, &source, spec, &fits, &plan, options.route)?;
     let scaling = Scaling::microvolts(&info);
     sink.begin(&info, &scaling.units)?;
-    let pass = run_windows(
+    let pass = write_windows(
         devices,
         source,
         spec,
@@ -126,7 +123,7 @@ pub fn preprocess(
         plan.windows(&info)?,
         options.route,
         progress,
-        |_, values| sink.write_window(values),
+        sink,
     )?;
     let apply_s = pass.report.wall.as_secs_f64();
     let seconds = info.duration()?.as_seconds_f64();
@@ -318,126 +315,22 @@ pub fn run_windows(
     progress: &dyn ProgressSink,
     mut on_window: impl FnMut(&HaloWindow, &[f32]) -> DspResult<()>,
 ) -> DspResult<ChainPass> {
-    let info = source.info().clone();
-    let count = spec.stages.len();
-    // Bounded: a writer slower than the devices holds them back (host memory stays flat).
-    let (tx, rx) = mpsc::sync_channel::<(usize, HostValues)>(2 * devices.len().max(1));
-    let listed = windows.clone();
-    let pass = std::thread::scope(|scope| -> DspResult<ChainPass> {
-        let info_ref = &info;
-        let pass = scope.spawn(move || {
-            MultiPass::new(devices.to_vec(), source, windows)
-                .route(route)
-                .progress(progress)
-                .run(|_, client| {
-                    Ok(ChainWorker {
-                        chain: build(client, spec, info_ref, fits, count)?,
-                        client: client.clone(),
-                        info: info_ref,
-                        tx: tx.clone(),
-                        reader: RowReader::default(),
-                    })
-                })
-        });
-        // In order, whatever device finished a window first.
-        let mut waiting = BTreeMap::new();
-        let mut next = 0;
-        for (position, values) in rx {
-            waiting.insert(position, values);
-            while let Some(values) = waiting.remove(&next) {
-                on_window(&listed[next], &values)?;
-                next += 1;
-            }
-        }
-        let multi = match pass.join() {
-            Ok(outcome) => outcome?,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        let mut clipped: Option<Vec<u64>> = None;
-        for share in &multi.devices {
-            if let Some(counts) = &share.output {
-                let total = clipped.get_or_insert_with(|| vec![0; counts.len()]);
-                for (t, c) in total.iter_mut().zip(counts) {
-                    *t += c;
-                }
-            }
-        }
-        if next != listed.len() {
-            return Err(DspError::config(format!(
-                "the preprocessing pass handed over {next} of {} windows",
-                listed.len()
-            )));
-        }
-        Ok(ChainPass {
-            report: multi.total,
-            clipped,
-        })
-    })?;
-    Ok(pass)
-}
-
-/// One device's chain in a [`MultiPass`].
-struct ChainWorker<'a> {
-    chain: Chain,
-    client: Client,
-    info: &'a RecordingInfo,
-    tx: mpsc::SyncSender<(usize, HostValues)>,
-    reader: RowReader,
-}
-
-impl WindowWorker for ChainWorker<'_> {
-    /// The clip counts of the device's scaling stage, read back.
-    type Output = Option<Vec<u64>>;
-
-    fn window(
-        &mut self,
-        position: usize,
-        window: &HaloWindow,
-        decoded: &DecodedWindow<'_>,
-    ) -> DspResult<Flow> {
-        let values = run_chain(
-            &mut self.chain,
-            &mut self.reader,
-            &self.client,
-            self.info,
-            window,
-            decoded,
-        )?;
-        // The receiver is gone only when the caller failed; its error is the one returned.
-        Ok(match self.tx.send((position, values)) {
-            Ok(()) => Flow::Continue,
-            Err(_) => Flow::Stop,
-        })
-    }
-
-    fn finish(self) -> DspResult<Option<Vec<u64>>> {
-        let channels = self.info.channel_count();
-        self.chain
-            .stages()
-            .iter()
-            .find_map(|stage| stage.clipped())
-            .map(|counts| {
-                let values = read_f32(&self.client, counts, channels)?;
-                Ok(values.iter().map(|v| u64::from(v.to_bits())).collect())
-            })
-            .transpose()
-    }
-}
-
-/// The chain's output on `window`'s owned samples, read back (channel-major): only those
-/// samples cross the bus where the runtime reads part of each row (CUDA, HIP).
-pub(crate) fn run_chain(
-    chain: &mut Chain,
-    reader: &mut RowReader,
-    client: &Client,
-    info: &RecordingInfo,
-    window: &HaloWindow,
-    decoded: &DecodedWindow<'_>,
-) -> DspResult<HostValues> {
-    let rows = rows_of(info, window, decoded);
-    let valid = window.valid_local.clone();
-    let out = chain.run(decoded.handle(), &rows, valid.clone())?;
-    reader.read_rows(client, &out, rows.channels, rows.stride, valid)
+    chain_pass(
+        devices,
+        source,
+        spec,
+        fits,
+        windows,
+        route,
+        progress,
+        Back::Values,
+        |window, returned| match returned {
+            Returned::Values(values) => on_window(window, &values),
+            _ => Err(DspError::config(
+                "the preprocessing pass handed back no values for a window",
+            )),
+        },
+    )
 }
 
 /// The rows of `decoded` (the decoded `window` of `info`) as a chain sees them.
