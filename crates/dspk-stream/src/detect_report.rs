@@ -27,6 +27,8 @@ pub struct DetectReport {
     pub by_channel: bool,
     /// The exclusion sweep in samples.
     pub sweep_samples: usize,
+    /// Each channel's noise level (µV): the thresholds are `k ×` these.
+    pub noise_uv: Vec<f64>,
     /// The median over channels of the noise levels (µV).
     pub median_noise_uv: f64,
     /// Peaks found.
@@ -77,6 +79,7 @@ impl DetectReport {
             detect: *detect,
             by_channel: info.probe.is_none(),
             sweep_samples: detect.sweep_samples(info.sample_rate.rate_hz()),
+            noise_uv: noise.to_vec(),
             median_noise_uv: median(&mut noise.to_vec()),
             peaks: peaks.len() as u64,
             rate_per_channel_hz: if per > 0.0 {

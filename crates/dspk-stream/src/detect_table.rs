@@ -86,6 +86,14 @@ fn npy(peaks: &[Peak]) -> Vec<u8> {
     out.extend_from_slice(b"\x93NUMPY\x01\x00");
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&peak_records(peaks));
+    out
+}
+
+/// The records of `peaks` as the `.npy` data holds them: 32 bytes each, little-endian
+/// `sample_index` i64, `channel_index` i64, `amplitude` f64, `segment_index` i64.
+pub fn peak_records(peaks: &[Peak]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32 * peaks.len());
     for p in peaks {
         out.extend_from_slice(&(p.sample as i64).to_le_bytes());
         out.extend_from_slice(&i64::from(p.channel).to_le_bytes());
