@@ -8,6 +8,7 @@ mod detect_pass;
 mod filter;
 mod frames;
 mod interpolate;
+mod kfilt;
 mod reference;
 mod scale;
 mod shift;

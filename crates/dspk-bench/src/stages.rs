@@ -188,6 +188,10 @@ fn describe(stage: &StageSpec) -> String {
             None => "whiten global (dense)".into(),
         },
         StageSpec::InterpolateBad(i) => format!("interpolate {} bad channels", i.channels.len()),
+        StageSpec::SpatialHighpass(s) => format!(
+            "spatial high-pass per shank (gain over {} samples)",
+            s.agc_window_samples
+        ),
         StageSpec::Scale(s) => format!("scale to {:?} ×{}", s.output, s.gain).to_lowercase(),
     }
 }

@@ -80,6 +80,10 @@ pub(crate) enum Command {
     /// shift, whitening, int16) and write a sorter-ready raw binary + sidecar
     #[command(after_help = PREPROCESS_HELP)]
     Preprocess(PreprocessArgs),
+    /// Detect spikes on the device (after an optional pipeline): threshold crossings of the
+    /// noise, locally exclusive over the probe; a table of peaks (.npy, .jsonl or .csv)
+    #[command(after_help = DETECT_HELP)]
+    Detect(DetectArgs),
     /// The throughput table of the benchmark plan on this machine, each figure with its baseline
     /// measured in the same run
     #[command(
@@ -206,8 +210,8 @@ pub(crate) struct BenchArgs {
     #[arg(value_name = "REC")]
     pub(crate) recording: Option<PathBuf>,
 
-    /// The Open Ephys continuous stream of REC to read, by folder name or stream_name, where
-    /// it has several
+    /// The Open Ephys continuous stream of REC to read, by folder name or stream_name, or the
+    /// NWB ElectricalSeries (its path or last part), where it has several
     #[arg(long, value_name = "NAME")]
     pub(crate) stream: Option<String>,
 
@@ -259,7 +263,9 @@ pub(crate) struct RecordingArg {
 pub(crate) struct JoinArgs {
     /// The Open Ephys continuous stream to read, by folder name or stream_name
     /// (`Neuropix-PXI-100.ProbeA-AP`, `ProbeA-AP`): the way to choose a stream of a folder of
-    /// one experiment's recordings [default: the stream REC names, or its only one]
+    /// one experiment's recordings; or an NWB file's ElectricalSeries, by its path in the file
+    /// or its last part (`acquisition/ElectricalSeriesAP`, `ElectricalSeriesAP`) [default: the
+    /// stream REC names, or its only one]
     #[arg(long, value_name = "NAME")]
     pub(crate) stream: Option<String>,
 
@@ -438,6 +444,46 @@ whitening over 32 contacts, int16 x200
 shift, global median reference
 
 Without REC, the built-in synthetic recording is preprocessed.";
+
+const DETECT_HELP: &str = "The table is sorted by sample, then channel; a .npy file holds \
+SpikeInterface's peak dtype (sample_index, channel_index, amplitude, segment_index). Noise levels \
+are the median absolute deviation / 0.6745 of 20 chunks of 500 ms per segment, on the pipeline's \
+output. Without REC, the built-in synthetic recording.";
+
+#[derive(Debug, Args)]
+pub(crate) struct DetectArgs {
+    #[command(flatten)]
+    pub(crate) recording: RecordingArg,
+
+    /// The table of peaks (.npy, .jsonl or .csv)
+    #[arg(short, long, value_name = "OUT")]
+    pub(crate) output: PathBuf,
+
+    /// The pipeline run first: a preset's name, a spec file, or `none` (the recording as it
+    /// is, e.g. already preprocessed)
+    #[arg(long, value_name = "NAME|FILE", default_value = "none")]
+    pub(crate) pipeline: String,
+
+    /// The threshold in noise levels
+    #[arg(long, value_name = "K", default_value_t = 5.0)]
+    pub(crate) threshold: f64,
+
+    /// Which crossings are peaks
+    #[arg(long, value_name = "SIGN", default_value = "neg", value_parser = ["neg", "pos", "both"])]
+    pub(crate) sign: String,
+
+    /// A peak excludes smaller ones on channels within this distance (µm)
+    #[arg(long, value_name = "UM", default_value_t = 50.0)]
+    pub(crate) radius: f64,
+
+    /// ... and within this many ms
+    #[arg(long, value_name = "MS", default_value_t = 0.1)]
+    pub(crate) exclude_sweep: f64,
+
+    /// Samples each window owns [default: one second, capped by the device's largest buffer]
+    #[arg(long, value_name = "N")]
+    pub(crate) window_samples: Option<u64>,
+}
 
 #[derive(Debug, Args)]
 pub(crate) struct PreprocessArgs {

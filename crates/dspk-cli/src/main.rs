@@ -5,6 +5,7 @@ mod bench;
 mod cluster;
 mod context;
 mod convert;
+mod detect;
 mod devices;
 mod error;
 mod info;
@@ -137,6 +138,20 @@ fn run(cli: Cli) -> CliResult<String> {
                 .with_rate(rate_arg(args.rate.as_ref())?)?
                 .with_segment(args.segment)?;
             preprocess::run(&ctx, input, &opts)
+        }
+        Command::Detect(args) => {
+            let opts = detect::DetectOptions {
+                pipeline: args.pipeline,
+                output: args.output,
+                detect: dspk_stream::DetectSpec {
+                    threshold: args.threshold,
+                    sign: args.sign.parse()?,
+                    radius_um: args.radius,
+                    exclude_sweep_ms: args.exclude_sweep,
+                },
+                window_samples: args.window_samples,
+            };
+            detect::run(&ctx, args.recording.open()?, &opts)
         }
         Command::Plan(args) => cluster::plan::run(
             &ctx,

@@ -40,6 +40,7 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("channel_map_json", channel_map_json),
     ("cli_time", cli_time),
     ("cli_channels", cli_channels),
+    ("nwb", nwb),
 ];
 
 /// The input as text, when it is UTF-8 (see the crate documentation).
@@ -291,4 +292,38 @@ pub fn cli_channels(data: &[u8]) {
             assert!(channels.iter().all(|&c| c < count && seen.insert(c)));
         }
     }
+}
+
+/// An NWB file's metadata as dspk reads it ([`dspk_io::NwbRecording::from_bytes`], any bytes,
+/// its only `ElectricalSeries`): the series search, the electrodes table, the scaling and the
+/// clock. An accepted file has at least one channel, a name, a finite gain and offset and a
+/// probe entry (where it has a probe) per channel, and a rate above 0; reads of its first
+/// samples, scaled and stored, either fail with an error or fill exactly what was asked.
+pub fn nwb(data: &[u8]) {
+    use dspk_types::RecordingSource;
+    let bytes: std::sync::Arc<[u8]> = data.into();
+    let Ok(rec) = dspk_io::NwbRecording::from_bytes(bytes, Path::new("fuzz.nwb"), None) else {
+        return;
+    };
+    let info = rec.info();
+    let c = info.channel_count();
+    assert!(c >= 1);
+    assert!(
+        info.channels
+            .iter()
+            .all(|ch| ch.gain.is_finite() && ch.offset.is_finite())
+    );
+    if let Some(p) = &info.probe {
+        assert_eq!(p.channel_count(), c);
+    }
+    assert!(info.sample_rate.rate_hz() > 0.0);
+    assert_eq!(info.metadata.get("format").map(String::as_str), Some("nwb"));
+    let n = info.samples.min(64);
+    let all: Vec<usize> = (0..c.min(8)).collect();
+    let mut out = vec![f32::NAN; all.len() * n as usize];
+    if rec.read(&all, 0..n, &mut out).is_ok() {
+        assert!(out.iter().all(|v| !v.is_nan()) || info.format.is_float());
+    }
+    let mut stored = vec![0u8; all.len() * n as usize * info.format.bytes()];
+    let _ = rec.read_stored(&all, 0..n, &mut stored);
 }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::center::CenterStage;
 use crate::filter::FilterStage;
 use crate::interpolate::InterpolateStage;
+use crate::kfilt::SpatialHighpassStage;
 use crate::reference::ReferenceStage;
 use crate::scale::ScaleStage;
 use crate::shift::PhaseShiftStage;
@@ -106,6 +107,7 @@ pub fn build(
                 Box::new(WhitenStage::new(client, matrix)?)
             }
             StageSpec::InterpolateBad(i) => Box::new(InterpolateStage::new(client, i, info)?),
+            StageSpec::SpatialHighpass(s) => Box::new(SpatialHighpassStage::new(client, s, info)?),
             StageSpec::Scale(s) => Box::new(ScaleStage::new(client, s, info.channel_count())?),
         });
     }

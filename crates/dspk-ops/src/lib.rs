@@ -18,6 +18,7 @@ pub mod detect;
 pub mod filter;
 pub mod frames;
 pub mod interpolate;
+pub mod kfilt;
 pub mod reference;
 pub mod scale;
 pub mod shift;

@@ -429,9 +429,11 @@ impl Recording {
 }
 
 /// Opens a recording file in any format dspk reads: a SpikeGLX `.bin` (with its `.meta`), an
-/// Open Ephys folder, or a raw binary file with a `<file>.json` sidecar. `stream` names the
-/// Open Ephys continuous stream to read (folder name or `stream_name`): the way to choose one
-/// of a folder of an experiment's recordings. `probe` names a probeinterface JSON file whose
+/// Open Ephys folder, an NWB file, or a raw binary file with a `<file>.json` sidecar. `stream`
+/// names the Open Ephys continuous stream to read (folder name or `stream_name`): the way to
+/// choose one of a folder of an experiment's recordings; or an NWB file's `ElectricalSeries`
+/// (its path in the file, `acquisition/ElectricalSeriesAP`, or its last part).
+/// `probe` names a probeinterface JSON file whose
 /// probe replaces the recording's own (the program's `--probe`); `rate` times the recording at
 /// `"nominal"`, `"measured"` or a rate in Hz (a number, or text such as `"30000.12"`; the
 /// program's `--rate`).

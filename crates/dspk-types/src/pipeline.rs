@@ -28,6 +28,7 @@ mod check;
 mod choice;
 mod error;
 mod presets;
+mod spatial;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +37,7 @@ use serde::{Deserialize, Serialize};
 pub use check::{MAX_BLOCK_SAMPLES, MAX_CONTEXT_SAMPLES, MAX_HALF_TAPS, MIN_BLOCK_SAMPLES};
 pub use error::PipelineError;
 pub use presets::{PRESETS, Preset};
+pub use spatial::{MAX_AGC_WINDOW_SAMPLES, MAX_PAD_CHANNELS, SpatialHighpassSpec};
 
 /// Samples per block of the filters' fixed grid by default.
 pub const DEFAULT_BLOCK_SAMPLES: u32 = 4096;
@@ -116,6 +118,9 @@ pub enum StageSpec {
     Whiten(WhitenSpec),
     /// Replace bad channels by a distance-weighted sum of their good neighbours.
     InterpolateBad(InterpolateSpec),
+    /// A high-pass across each shank's channels between an automatic gain control and its
+    /// undoing (IBL's `kfilt`).
+    SpatialHighpass(SpatialHighpassSpec),
     /// The output's type and gain.
     Scale(ScaleSpec),
 }
@@ -130,6 +135,7 @@ impl StageSpec {
             StageSpec::PhaseShift(_) => "phase_shift",
             StageSpec::Whiten(_) => "whiten",
             StageSpec::InterpolateBad(_) => "interpolate_bad",
+            StageSpec::SpatialHighpass(_) => "spatial_highpass",
             StageSpec::Scale(_) => "scale",
         }
     }

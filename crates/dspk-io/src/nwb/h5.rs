@@ -4,6 +4,7 @@
 use std::fmt::Display;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use dspk_types::{DspError, DspResult};
 use hdf5_reader::error::{Error, Result as H5Result};
@@ -37,6 +38,14 @@ pub(crate) fn is_nwb(path: &Path) -> bool {
         .is_ok_and(|()| head == HDF5_SIGNATURE)
 }
 
+/// The decoder's options: a chunk cache of `cache_bytes`, reads bounded by [`MAX_READ_BYTES`].
+fn options(cache_bytes: usize) -> hdf5_reader::OpenOptions {
+    hdf5_reader::OpenOptions::default()
+        .with_chunk_cache_bytes(cache_bytes)
+        .with_chunk_cache_slots(4099)
+        .with_max_read_bytes(MAX_READ_BYTES)
+}
+
 /// An open HDF5 file and its path, for messages.
 pub(crate) struct H5 {
     pub(crate) path: PathBuf,
@@ -52,16 +61,28 @@ impl std::fmt::Debug for H5 {
 impl H5 {
     /// Opens `path` with a chunk cache of `cache_bytes`.
     pub(crate) fn open(path: &Path, cache_bytes: usize) -> DspResult<Self> {
-        let options = hdf5_reader::OpenOptions::default()
-            .with_chunk_cache_bytes(cache_bytes)
-            .with_chunk_cache_slots(4099)
-            .with_max_read_bytes(MAX_READ_BYTES);
-        let file = Hdf5File::open_with_options(path, options).map_err(|e| match e {
-            Error::Io(io) => DspError::io(path, "cannot open the NWB file", &io),
-            other => file_error(path, format!("not a readable HDF5 file: {other}")),
-        })?;
+        let file =
+            Hdf5File::open_with_options(path, options(cache_bytes)).map_err(|e| match e {
+                Error::Io(io) => DspError::io(path, "cannot open the NWB file", &io),
+                other => file_error(path, format!("not a readable HDF5 file: {other}")),
+            })?;
         Ok(Self {
             path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// The NWB file held in `bytes`, called `label` in messages, with a chunk cache of
+    /// `cache_bytes`.
+    pub(crate) fn from_bytes(
+        bytes: Arc<[u8]>,
+        label: &Path,
+        cache_bytes: usize,
+    ) -> DspResult<Self> {
+        let file = Hdf5File::from_shared_bytes_with_options(bytes, options(cache_bytes))
+            .map_err(|e| file_error(label, format!("not a readable HDF5 file: {e}")))?;
+        Ok(Self {
+            path: label.to_path_buf(),
             file,
         })
     }

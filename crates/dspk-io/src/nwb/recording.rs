@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use dspk_types::{
     ChannelInfo, ChannelKind, Clock, DspError, DspResult, MemoryOrder, RecordingInfo,
@@ -66,7 +67,13 @@ fn sample_format(t: &Datatype) -> Option<SampleFormat> {
 impl NwbLayout {
     /// The description of the series `stream` names (see [`choose`]) of the NWB file `path`.
     pub(crate) fn read(path: &Path, stream: Option<&str>) -> DspResult<Self> {
-        let h5 = H5::open(path, MIN_CACHE_BYTES)?;
+        Self::describe(H5::open(path, MIN_CACHE_BYTES)?, stream)
+    }
+
+    /// The description of the series `stream` names in the open file `h5`.
+    fn describe(h5: H5, stream: Option<&str>) -> DspResult<Self> {
+        let path = h5.path.clone();
+        let path = path.as_path();
         let all = find_series(&h5)?;
         let series = choose(&h5, &all, stream)?;
         let data_path = format!("{series}/data");
@@ -226,17 +233,22 @@ impl NwbRecording {
     pub fn open(path: impl AsRef<Path>, stream: Option<&str>) -> DspResult<Self> {
         let path = path.as_ref();
         let l = NwbLayout::read(path, stream)?;
-        let row_bytes = l.info.channel_count() * l.info.format.bytes();
-        let cache = l
-            .chunk_rows
-            .and_then(|r| usize::try_from(r).ok())
-            .map_or(MIN_CACHE_BYTES, |r| {
-                r.saturating_mul(row_bytes).saturating_mul(2)
-            })
-            .clamp(MIN_CACHE_BYTES, MAX_CACHE_BYTES);
         // Reopened with the cache sized for this series' chunks (the description was read
         // with a small one).
-        let h5 = H5::open(path, cache)?;
+        let h5 = H5::open(path, l.cache_bytes())?;
+        Self::with_layout(l, h5)
+    }
+
+    /// Opens one `ElectricalSeries` (chosen as by [`NwbRecording::open`]) of the NWB file held
+    /// in `bytes` (fetched over the network, say), called `label` in messages.
+    pub fn from_bytes(bytes: Arc<[u8]>, label: &Path, stream: Option<&str>) -> DspResult<Self> {
+        let h5 = H5::from_bytes(bytes.clone(), label, MIN_CACHE_BYTES)?;
+        let l = NwbLayout::describe(h5, stream)?;
+        let h5 = H5::from_bytes(bytes, label, l.cache_bytes())?;
+        Self::with_layout(l, h5)
+    }
+
+    fn with_layout(l: NwbLayout, h5: H5) -> DspResult<Self> {
         let data_path = format!("{}/data", l.series);
         let data = h5.dataset(&data_path)?;
         Ok(Self {
@@ -435,8 +447,18 @@ impl RecordingSource for NwbRecording {
     }
 }
 
-/// The NWB file of a layout, for [`crate::Detected`].
 impl NwbLayout {
+    /// The chunk cache for reading this series: two rows of chunks across all channels.
+    fn cache_bytes(&self) -> usize {
+        let row_bytes = self.info.channel_count() * self.info.format.bytes();
+        self.chunk_rows
+            .and_then(|r| usize::try_from(r).ok())
+            .map_or(MIN_CACHE_BYTES, |r| {
+                r.saturating_mul(row_bytes).saturating_mul(2)
+            })
+            .clamp(MIN_CACHE_BYTES, MAX_CACHE_BYTES)
+    }
+
     /// The file.
     pub(crate) fn path(&self) -> PathBuf {
         self.h5.path.clone()
