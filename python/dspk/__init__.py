@@ -71,6 +71,7 @@ __all__ = [
     "butter_sos",
     "concat",
     "convert",
+    "detect",
     "devices",
     "from_spikeinterface",
     "open",
@@ -251,6 +252,72 @@ def preprocess(
     if dry_run:
         return json.loads(report)
     return _dspk.open(_os.fspath(out))
+
+
+#: SpikeInterface's peak dtype (``spikeinterface.core.base.base_peak_dtype``).
+PEAK_DTYPE = [
+    ("sample_index", "int64"),
+    ("channel_index", "int64"),
+    ("amplitude", "float64"),
+    ("segment_index", "int64"),
+]
+
+
+def detect(
+    recording: Recording,
+    *,
+    pipeline="none",
+    threshold: float = 5.0,
+    sign: str = "neg",
+    radius_um: float = 50.0,
+    exclude_sweep_ms: float = 0.1,
+    noise_levels: Optional[Sequence[float]] = None,
+    runtime: Optional[str] = None,
+    progress: Progress = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+    device: Optional[int] = None,
+    return_report: bool = False,
+):
+    """Detects spikes of ``recording`` on the device, as ``dspk detect`` does: after
+    ``pipeline`` (a preset's name, a spec file, a dict or spec text; ``"none"``: the recording
+    as it is), peaks past ``threshold`` × each channel's noise (MAD / 0.6745 of 20 chunks of
+    500 ms per segment, or ``noise_levels`` in µV), ``sign`` ``"neg"``/``"pos"``/``"both"``,
+    locally exclusive within ``exclude_sweep_ms`` on the channels within ``radius_um`` (each
+    channel alone on a recording without probe geometry). Returns the peaks as a NumPy
+    structured array of SpikeInterface's peak dtype (:data:`PEAK_DTYPE`), sorted by sample
+    then channel; with ``return_report``, ``(peaks, report)`` (a dict: noise levels, counts,
+    timings)."""
+    import json
+
+    import numpy as np
+
+    from ._pipeline import _spec_json
+
+    text = pipeline if isinstance(pipeline, str) else _spec_json(pipeline)
+    callback, bar = _progress_callback(progress, "detect")
+    try:
+        records, report = _dspk.detect(
+            recording,
+            pipeline=text,
+            threshold=threshold,
+            sign=sign,
+            radius_um=radius_um,
+            exclude_sweep_ms=exclude_sweep_ms,
+            noise_levels=None if noise_levels is None else [float(n) for n in noise_levels],
+            runtime=runtime,
+            progress=callback,
+            window_samples=window_samples,
+            decode=decode,
+            device=device,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    peaks = np.frombuffer(records, dtype=PEAK_DTYPE)
+    if return_report:
+        return peaks, json.loads(report)
+    return peaks
 
 
 def from_spikeinterface(recording, segment_index: int = 0) -> Recording:

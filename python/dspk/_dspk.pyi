@@ -304,6 +304,21 @@ def preprocess(
     device: Optional[int] = None,
     dry_run: bool = False,
 ) -> str: ...
+def detect(
+    recording: Recording,
+    *,
+    pipeline: str = "none",
+    threshold: float = 5.0,
+    sign: str = "neg",
+    radius_um: float = 50.0,
+    exclude_sweep_ms: float = 0.1,
+    noise_levels: Optional[Sequence[float]] = None,
+    runtime: Optional[str] = None,
+    progress: Optional[Callable[[ProgressEvent], object]] = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+    device: Optional[int] = None,
+) -> tuple[bytearray, str]: ...
 def _from_python_source(
     reader: Callable[[int, int, list[int]], np.ndarray],
     *,

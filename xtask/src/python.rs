@@ -19,10 +19,12 @@ const MATURIN: &str = "maturin>=1.9.4,<2";
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
 /// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
 /// `.ci/run` installs none itself.
-const TEST_PACKAGES: [&str; 10] = [
+const TEST_PACKAGES: [&str; 11] = [
     "pytest",
     "scipy",
     "spikeinterface",
+    // SpikeInterface's locally_exclusive peak detector (python/tests/test_detect.py).
+    "numba",
     "neo",
     "tqdm",
     "dask",

@@ -29,6 +29,7 @@ use pyo3::prelude::*;
 
 mod args;
 mod design;
+mod detect;
 mod device;
 mod errors;
 mod ops;
@@ -62,6 +63,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::scan, m)?)?;
     m.add_function(wrap_pyfunction!(device::convert, m)?)?;
     m.add_function(wrap_pyfunction!(preprocess::preprocess, m)?)?;
+    m.add_function(wrap_pyfunction!(detect::detect, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
     m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;

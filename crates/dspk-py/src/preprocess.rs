@@ -19,7 +19,7 @@ use crate::recording::{Recording, order_from};
 
 /// The pipeline `pipeline` names: a preset's name or a spec file's path, else spec text (JSON
 /// when it starts with `{`, else TOML).
-fn pipeline_of(pipeline: &str) -> PyResult<PipelineSpec> {
+pub(crate) fn pipeline_of(pipeline: &str) -> PyResult<PipelineSpec> {
     let text = pipeline.trim_start();
     let spec = if text.starts_with('{') {
         PipelineSpec::from_json(text)
