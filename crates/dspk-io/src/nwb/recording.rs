@@ -138,7 +138,7 @@ impl NwbLayout {
             el.offsets_v.as_deref(),
             &mut warnings,
         )?;
-        metadata.insert("conversion".into(), format!("{}", sc.conversion));
+        metadata.insert("conversion".into(), super::scaling::shortest(sc.conversion));
         metadata.insert(
             "channel_conversion".into(),
             if sc.channel_conversion { "yes" } else { "no" }.into(),

@@ -58,10 +58,12 @@ pub(crate) fn scaling(
     } else {
         None
     };
+    // Compared as float32, the type writers store both in (one may be float64 in the file).
     if let Some(cc) = &per_channel
         && conversion != 1.0
-        && cc.iter().all(|&c| c == conversion)
+        && cc.iter().all(|&c| c as f32 == conversion as f32)
     {
+        let conversion = shortest(conversion);
         warnings.push(format!(
             "{}: /{series}: conversion and channel_conversion are both {conversion} (an Open \
              Ephys GUI writer stores the bit-volts in both); read as the NWB specification says, \
@@ -101,4 +103,27 @@ pub(crate) fn scaling(
         conversion,
         channel_conversion: per_channel.is_some(),
     })
+}
+
+/// `v` as the shortest decimal that reads back as it: as a 32-bit float where it is one (NWB
+/// writers store `conversion` as float32: `0.00000005`, not `0.00000005000000058430487`).
+pub(crate) fn shortest(v: f64) -> String {
+    let single = v as f32;
+    if f64::from(single) == v {
+        format!("{single}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shortest;
+
+    #[test]
+    fn float32_values_print_as_float32() {
+        assert_eq!(shortest(f64::from(5e-8f32)), "0.00000005");
+        assert_eq!(shortest(0.1), "0.1");
+        assert_eq!(shortest(1.0 / 3.0), "0.3333333333333333");
+    }
 }

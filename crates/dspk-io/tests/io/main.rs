@@ -6,6 +6,7 @@ mod binary;
 mod common;
 mod detect;
 mod join;
+mod nwb;
 mod openephys;
 mod openephys_probe;
 mod sink;
