@@ -462,8 +462,10 @@ impl InputFile {
     }
 }
 
-/// The fitted parameters the preprocessed file's sidecar at `path` records in its provenance:
-/// what a later run (a cluster job, `dspk preprocess --fits`) applies to make the same output.
+/// The fitted parameters the preprocessed file's sidecar at `path` records in its provenance
+/// (or a cluster run's fit file holds: `dspk plan --preprocess`'s `preprocess/rec-K.json`,
+/// `dspk.distributed.preprocess`'s): what a later run (a cluster job, `dspk preprocess
+/// --fits`) applies to make the same output.
 ///
 /// # Errors
 /// A file that cannot be read, is not JSON, or is not the sidecar of a preprocessed file
@@ -474,13 +476,15 @@ pub fn fits_of_sidecar(path: &std::path::Path) -> DspResult<Fits> {
     fits_of_sidecar_text(&text).map_err(|e| DspError::config(format!("{}: {e}", path.display())))
 }
 
-/// [`fits_of_sidecar`] of a sidecar's JSON text.
+/// [`fits_of_sidecar`] of a sidecar's JSON text (or a cluster run's fit file, whose `fits`
+/// are at the top).
 fn fits_of_sidecar_text(text: &str) -> DspResult<Fits> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| DspError::config(format!("not a JSON sidecar: {e}")))?;
     let fits = value
         .get("provenance")
         .and_then(|p| p.get("fits"))
+        .or_else(|| value.get("fits"))
         .ok_or_else(|| {
             DspError::config(
                 "the sidecar has no provenance.fits: it is not the sidecar of a dspk \
