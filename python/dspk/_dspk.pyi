@@ -304,6 +304,34 @@ def preprocess(
     device: Optional[int] = None,
     dry_run: bool = False,
 ) -> str: ...
+def preprocess_fit(
+    recording: Recording,
+    out: _Path,
+    *,
+    pipeline: str = "kilosort4",
+    format: Optional[str] = None,
+    gain: Optional[float] = None,
+    runtime: Optional[str] = None,
+    device: Optional[int] = None,
+    decode: Optional[str] = None,
+) -> str: ...
+def preprocess_part(
+    recording: Recording,
+    out: _Path,
+    start: int,
+    end: int,
+    fits: _Path,
+    *,
+    pipeline: str = "kilosort4",
+    format: Optional[str] = None,
+    gain: Optional[float] = None,
+    order: str = "time-major",
+    runtime: Optional[str] = None,
+    device: Optional[int] = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+) -> str: ...
+def assemble_preprocessed(parts: Sequence[_Path], out: _Path, fits: _Path) -> int: ...
 def detect(
     recording: Recording,
     *,

@@ -1,5 +1,7 @@
 """Many recordings on a ``dask.distributed`` cluster: :func:`scan` and :func:`convert` over a
-list of recording paths, one task per recording, results gathered as they finish.
+list of recording paths, one task per recording, results gathered as they finish; and
+:func:`preprocess`, one recording cut into parts, one task each, assembled into the same file,
+bit for bit, as one :func:`dspk.preprocess`.
 
 - A task carries a recording's *path* and the pass's parameters, never its data: each worker
   opens the file itself (the workers must see the files: a shared file system, or the same
@@ -36,7 +38,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
-__all__ = ["Outcome", "convert", "scan", "scan_task", "convert_task"]
+__all__ = ["Outcome", "convert", "preprocess", "scan", "scan_task", "convert_task"]
 
 _Path = Union[str, "os.PathLike[str]"]
 
@@ -213,3 +215,109 @@ def convert(
         )
 
     return _run(client, paths, submit, on_result)
+
+
+def _preprocess_fit_task(path: str, fit_file: str, options: dict, devices, stream) -> dict:
+    """The fit of :func:`preprocess` on a worker: the fit file's JSON."""
+    import json
+
+    import dspk
+    from dspk import _dspk
+
+    device = _worker_device(devices)
+    text = _dspk.preprocess_fit(dspk.open(path, stream=stream), fit_file, device=device, **options)
+    return json.loads(text)
+
+
+def _preprocess_part_task(path: str, out: str, start: int, end: int, fit_file: str, options: dict,
+                          devices, stream) -> dict:
+    """One part of :func:`preprocess` on a worker: its report, and where it ran."""
+    import json
+
+    import dspk
+    from dspk import _dspk
+
+    device = _worker_device(devices)
+    report = _dspk.preprocess_part(dspk.open(path, stream=stream), out, start, end, fit_file,
+                                   device=device, **options)
+    return {"report": json.loads(report), "worker": _where()}
+
+
+def _assemble_task(parts: list, out: str, fit_file: str) -> int:
+    from dspk import _dspk
+
+    return _dspk.assemble_preprocessed(parts, out, fit_file)
+
+
+def preprocess(
+    client,
+    recording: _Path,
+    out: _Path,
+    *,
+    chunk_samples: int = 1_800_000,
+    pipeline: str = "kilosort4",
+    format: Optional[str] = None,
+    gain: Optional[float] = None,
+    order: str = "time-major",
+    devices: Optional[Sequence[int]] = None,
+    retries: int = 0,
+    stream: Optional[str] = None,
+    runtime: Optional[str] = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+):
+    """Preprocesses ``recording`` (a path every worker opens) into ``out`` on ``client``'s
+    workers, as ``dspk plan --preprocess`` / ``dspk run`` / ``dspk gather`` do on Slurm: one
+    task fits the pipeline's fitted stages once (``<out>.parts/fit.json``), one task per part of
+    ``chunk_samples`` samples (parts never span a segment's end) applies those parameters to its
+    samples (``<out>.parts/part-N.bin``, written atomically), and a last task assembles ``out``
+    and its sidecar. The file is the same, bit for bit, as one :func:`dspk.preprocess` with the
+    same ``pipeline``, ``format``, ``gain`` and ``order`` (whatever ``chunk_samples``,
+    ``window_samples`` and the devices). Returns the output as a :class:`dspk.Recording` (the
+    caller must see ``out`` too). A part that fails raises :class:`RuntimeError` naming it,
+    after every part has finished; the parts written stay, and ``out`` is not written."""
+    import dspk
+
+    if chunk_samples < 1:
+        from . import InvalidInputError
+
+        raise InvalidInputError(f"chunk_samples must be at least 1, not {chunk_samples}")
+    path = os.fspath(recording)
+    out = os.fspath(out)
+    folder = out + ".parts"
+    os.makedirs(folder, exist_ok=True)
+    fit_file = os.path.join(folder, "fit.json")
+    token = uuid.uuid4().hex[:8]
+    common = {"pipeline": pipeline, "format": format, "gain": gain, "runtime": runtime, "decode": decode}
+    fit = client.submit(
+        _preprocess_fit_task, path, fit_file, common, devices, stream,
+        key=f"dspk-preprocess-fit-{token}", pure=False, retries=retries,
+    ).result()
+    lengths = [s["samples"] for s in fit["segments"]] or [fit["samples"]]
+    ranges = []
+    start = 0
+    for length in lengths:
+        for s in range(start, start + length, chunk_samples):
+            ranges.append((s, min(s + chunk_samples, start + length)))
+        start += length
+    options = dict(common, order=order, window_samples=window_samples)
+    parts = [os.path.join(folder, f"part-{i}.bin") for i in range(len(ranges))]
+    futures = [
+        client.submit(
+            _preprocess_part_task, path, parts[i], a, b, fit_file, options, devices, stream,
+            key=f"dspk-preprocess-part-{token}-{i}", pure=False, retries=retries,
+        )
+        for i, (a, b) in enumerate(ranges)
+    ]
+    failed = []
+    for i, future in enumerate(futures):
+        try:
+            future.result()
+        except Exception as e:  # noqa: BLE001  (every part is waited for; the failures named)
+            failed.append(f"part {i} (samples {ranges[i][0]}..{ranges[i][1]}): {e}")
+    if failed:
+        raise RuntimeError(f"dspk.distributed.preprocess: {len(failed)} of {len(parts)} parts failed: "
+                           + "; ".join(failed))
+    client.submit(_assemble_task, parts, out, fit_file, key=f"dspk-preprocess-assemble-{token}",
+                  pure=False, retries=retries).result()
+    return dspk.open(out)

@@ -189,3 +189,38 @@ def test_worker_names_map_to_devices_round_robin(monkeypatch):
         monkeypatch.setattr(distributed, "get_worker", lambda name=name: type("W", (), {"name": name})())
         assert dspk.distributed._worker_device(devices) == want, name
     assert dspk.distributed._worker_device(None) is None and dspk.distributed._worker_device([]) is None
+
+
+def test_preprocess_in_parts_writes_the_same_file_as_one_run(dask_cluster, runtime, tmp_path, rng):
+    """`dspk.distributed.preprocess`: the kilosort4 chain (whitening made global: the file has
+    no geometry) fitted once on a worker, 3-4 parts on two workers with windows that do not
+    divide them, assembled: the same bytes as one `dspk.preprocess` here, the same sidecar but
+    its provenance, the same fitted parameters."""
+    import json
+
+    import dspk.distributed
+
+    rec = write_binary(tmp_path / "rec.bin", rng, channels=8, samples=int(rng.integers(70_000, 80_000)),
+                       rate="30000")
+    spec = dspk.pipeline_preset("kilosort4")
+    whiten = next(s for s in spec["stages"] if s["kind"] == "whiten")
+    whiten["scope"] = "global"
+    whiten.pop("neighbours", None)
+    text = json.dumps(spec)
+    parts_out = tmp_path / "parts.bin"
+    got = dspk.distributed.preprocess(dask_cluster, rec.path, parts_out, pipeline=text,
+                                      chunk_samples=25_000, window_samples=9_000, runtime=runtime)
+    assert got.channel_count == 8
+    one = tmp_path / "one.bin"
+    dspk.preprocess(dspk.open(rec.path), one, pipeline=text, runtime=runtime, progress=False)
+    data = one.read_bytes()
+    assert len(data) == 8 * rec.values.shape[1] * 2
+    assert parts_out.read_bytes() == data
+    sides = [json.loads((tmp_path / f"{name}.bin.json").read_text()) for name in ("parts", "one")]
+    provenances = [s.pop("provenance") for s in sides]
+    assert sides[0] == sides[1]
+    assert provenances[0]["fits"] == provenances[1]["fits"] and provenances[0]["fits"]["whitening"]
+    assert len(provenances[0]["parts"]) == (4 if rec.values.shape[1] > 75_000 else 3)
+    assert provenances[0]["report"]["plan"]["samples"] == rec.values.shape[1]
+    values = np.frombuffer(data, dtype="<i2")
+    assert values.std() > 10 and (np.abs(values) == 32767).mean() < 0.01

@@ -33,6 +33,7 @@ mod detect;
 mod device;
 mod errors;
 mod ops;
+mod parts;
 mod preprocess;
 mod presets;
 mod progress;
@@ -63,6 +64,9 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::scan, m)?)?;
     m.add_function(wrap_pyfunction!(device::convert, m)?)?;
     m.add_function(wrap_pyfunction!(preprocess::preprocess, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::preprocess_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::preprocess_part, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::assemble_preprocessed, m)?)?;
     m.add_function(wrap_pyfunction!(detect::detect, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
