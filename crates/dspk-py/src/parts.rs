@@ -48,7 +48,8 @@ impl FitFile {
         let bad = |what: &str, e: String| {
             DspError::config(format!("{}: not a fit file ({what}: {e})", path.display()))
         };
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad("JSON", e.to_string()))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad("JSON", e.to_string()))?;
         if v["format"] != FIT_FORMAT {
             return Err(bad("format", format!("{}, not {FIT_FORMAT}", v["format"])));
         }
@@ -125,7 +126,11 @@ pub(crate) fn preprocess_fit(
             let devices = one_device(target, device)?;
             let clock = Instant::now();
             let fits = dspk_stream::fit(&devices, &source, &spec, Fits::default(), route)?;
-            Ok((fits, clock.elapsed().as_secs_f64(), devices[0].label.clone()))
+            Ok((
+                fits,
+                clock.elapsed().as_secs_f64(),
+                devices[0].label.clone(),
+            ))
         })
         .or_raise()?;
     let whole = BinarySidecar::from_info(&info, dspk_types::MemoryOrder::TimeMajor);
@@ -207,7 +212,11 @@ pub(crate) fn preprocess_part(
 /// Assembles `parts` (written by `preprocess_part` in sample order) into `out` with the clock
 /// of the fit file `fits` and the parts' reports merged; returns the bytes of samples written.
 #[pyfunction]
-pub(crate) fn assemble_preprocessed(parts: Vec<PathBuf>, out: PathBuf, fits: PathBuf) -> PyResult<u64> {
+pub(crate) fn assemble_preprocessed(
+    parts: Vec<PathBuf>,
+    out: PathBuf,
+    fits: PathBuf,
+) -> PyResult<u64> {
     let fit = FitFile::read(&fits).or_raise()?;
     let mut merged: Option<Provenance> = None;
     let mut listed = Vec::new();
