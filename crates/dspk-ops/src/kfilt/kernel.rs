@@ -28,14 +28,15 @@ pub(super) fn agc(
     if c < channels && p < len {
         let t = start + p;
         let row = c * stride;
-        let mut acc = 0.0f32;
+        // Taps i with lo <= t + i − half < hi, kept in unsigned arithmetic.
         let mut i = 0;
-        while i < count {
-            // Index t + i − half, kept in unsigned arithmetic.
-            let shifted = t + i;
-            if shifted >= lo + half && shifted < hi + half {
-                acc += taps[i] * f32::abs(input[row + shifted - half]);
-            }
+        if lo + half > t {
+            i = lo + half - t;
+        }
+        let end = min(count, hi + half - t);
+        let mut acc = 0.0f32;
+        while i < end {
+            acc += taps[i] * f32::abs(input[row + (t + i - half)]);
             i += 1;
         }
         gain[row + t] = acc;
