@@ -29,7 +29,7 @@ CYCLE = 13
 
 def test_presets_are_listed_and_unknown_names_refused():
     presets = dspk.pipeline_presets()
-    assert set(presets) == {"kilosort4", "spikeinterface"}
+    assert set(presets) == {"kilosort4", "spikeinterface", "ibl"}
     assert all(isinstance(d, str) and d for d in presets.values())
     ks = dspk.pipeline_preset("kilosort4")
     assert [s["kind"] for s in ks["stages"]] == ["center", "common_reference", "filter", "whiten", "scale"]

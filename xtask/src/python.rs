@@ -19,7 +19,7 @@ const MATURIN: &str = "maturin>=1.9.4,<2";
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
 /// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
 /// `.ci/run` installs none itself.
-const TEST_PACKAGES: [&str; 11] = [
+const TEST_PACKAGES: [&str; 12] = [
     "pytest",
     "scipy",
     "spikeinterface",
@@ -33,6 +33,9 @@ const TEST_PACKAGES: [&str; 11] = [
     // NWB: files written by pynwb in python/tests/test_nwb.py, and h5py to edit them.
     "pynwb",
     "h5py",
+    // The `ibl` preset's oracle, `ibldsp.voltage.destripe` (python/tests/test_presets_ibl.py);
+    // pinned: the preset's docs cite this version's code.
+    "ibl-neuropixel==1.14.0",
 ];
 
 /// The venv of Python tools: `$DSPK_PY_TOOLS`, else `<target>/py-tools`.

@@ -1,10 +1,11 @@
 //! Named pipelines that follow a tool users trust ([`PipelineSpec::preset`]), each parameter
-//! with the place in that tool's code it comes from: Kilosort 4.1.7 and SpikeInterface 0.105.3.
+//! with the place in that tool's code it comes from: Kilosort 4.1.7, SpikeInterface 0.105.3 and
+//! ibl-neuropixel 1.14.0.
 
 use super::{
     CenterSpec, FilterBand, FilterDirection, FilterSpec, FitSpec, MedianRule, OutputType,
     PhaseShiftSpec, PipelineError, PipelineSpec, ReferenceOperator, ReferenceScope, ReferenceSpec,
-    ScaleSpec, StageSpec, WhitenScope, WhitenSpec,
+    ScaleSpec, SpatialHighpassSpec, StageSpec, WhitenScope, WhitenSpec,
 };
 
 /// A named pipeline and what it is, in a line.
@@ -27,6 +28,12 @@ pub const PRESETS: &[Preset] = &[
         name: "spikeinterface",
         description: "SpikeInterface's common chain: bandpass 300–6000 Hz order 5, Neuropixels \
                       phase shift where the probe states ADC shifts, global median reference",
+    },
+    Preset {
+        name: "ibl",
+        description: "IBL's destripe: high-pass 300 Hz order 3, Neuropixels phase shift where the \
+                      probe states ADC shifts, spatial high-pass per shank after a 0.1 s gain \
+                      control",
     },
 ];
 
@@ -53,6 +60,7 @@ impl PipelineSpec {
         match name {
             "kilosort4" => Ok(kilosort4()),
             "spikeinterface" => Ok(spikeinterface()),
+            "ibl" => Ok(ibl()),
             _ => Err(PipelineError::UnknownPreset {
                 name: name.to_owned(),
                 known: PRESETS.iter().map(|p| p.name).collect(),
@@ -180,6 +188,62 @@ fn spikeinterface() -> PipelineSpec {
                 scope: ReferenceScope::Global,
                 median: MedianRule::Numpy,
                 ..ReferenceSpec::default()
+            }),
+        ],
+        ..PipelineSpec::default()
+    }
+}
+
+/// `ibl`: the International Brain Laboratory's `destripe` (ibl-neuropixel 1.14.0,
+/// `ibldsp/voltage.py`, defaults of `_get_destripe_parameters`), float32 µV out.
+///
+/// 1. **`filter`**, high-pass 300 Hz, Butterworth order 3, zero-phase: `butter_kwargs = {"N":
+///    3, "Wn": 300 / fs * 2, "btype": "highpass"}`, `scipy.signal.sosfiltfilt` over the whole
+///    array; dspk's context makes the output independent of the windows and equal to that.
+/// 2. **`phase_shift`**, 32 taps each side, `optional`: `fourier.fshift(x,
+///    h["sample_shift"])`, an FFT delay of each channel by its ADC sample shift (the probe's
+///    `sample_shift`, or Neuropixels 1.0's when `neuropixel_version` is given); dspk by a
+///    windowed sinc (`dspk_ops::shift`), where the probe states each channel's ADC shift, and
+///    left out on a recording whose probe states none. IBL's FFT shift of the whole array is
+///    circular: near its ends it wraps the other end in, which dspk does not.
+/// 3. **Bad channels** (`interpolate_bad_channels`, channels IBL labels dead or noisy, weights
+///    `exp(-(d / 20 µm)^1.3)` floored at 0.005): not a stage of this preset, since which
+///    channels are bad is a property of the recording. Add an `interpolate_bad` stage after
+///    the phase shift with the channels `dspk scan` flags dead or noisy, `sigma_um = 20`
+///    (`kriging_distance_um`) and `p = 1.3`; `python/tests/test_presets_ibl.py` does so.
+/// 4. **`spatial_highpass`**, the "k-filter" (`kfilt`, `k_filter=True`), per shank
+///    (`collection = h["shank"]`): `destripe` passes `k_kwargs` to `kfilt`, which, called
+///    with a collection, calls itself per shank with only `ntr_pad`, `ntr_tap` and
+///    `butter_kwargs`, so each shank runs on `kfilt`'s own defaults for the rest:
+///    `agc_window_samples = 3000` (`lagc=3000`: a Hann window of 3 001 points, 0.1 s at 30 kHz,
+///    the same samples at any rate), `order = 3`, `cutoff = 0.01` (`{"N": 3, "Wn": 0.01,
+///    "btype": "highpass"}`), `pad_channels = 60` (`ntr_pad=60`, `ntr_tap=0`). Its gain floor
+///    (`epsilon=None`: `0.003 ×` the standard deviation of the shank's array) depends on the
+///    array's extent; dspk's is the constant `agc_floor_uv = 0.01` µV, and the two differ only
+///    where the 0.1 s mean of `|x|` falls below them (flat stretches), see `dspk_ops::kfilt`.
+///
+/// Not part of it: the channels IBL labels "outside the brain" (label 3), which `destripe`
+/// leaves out of the k-filter; dspk detects no such channels.
+fn ibl() -> PipelineSpec {
+    PipelineSpec {
+        stages: vec![
+            StageSpec::Filter(FilterSpec {
+                band: FilterBand::Highpass,
+                cutoff_hz: vec![300.0],
+                order: 3,
+                direction: FilterDirection::ZeroPhase,
+                context_samples: None,
+            }),
+            StageSpec::PhaseShift(PhaseShiftSpec {
+                optional: true,
+                ..PhaseShiftSpec::default()
+            }),
+            StageSpec::SpatialHighpass(SpatialHighpassSpec {
+                agc_window_samples: 3000,
+                agc_floor_uv: 0.01,
+                order: 3,
+                cutoff: 0.01,
+                pad_channels: 60,
             }),
         ],
         ..PipelineSpec::default()

@@ -265,8 +265,31 @@ fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
         PipelineSpec::preset("spikeinterface").unwrap(),
         spikeinterface
     );
+    let ibl = PipelineSpec::from_toml(
+        r#"
+        [[stages]]
+        kind = "filter"
+        band = "highpass"
+        cutoff_hz = [300.0]
+        order = 3
+
+        [[stages]]
+        kind = "phase_shift"
+        optional = true
+
+        [[stages]]
+        kind = "spatial_highpass"
+        agc_window_samples = 3000
+        agc_floor_uv = 0.01
+        order = 3
+        cutoff = 0.01
+        pad_channels = 60
+        "#,
+    )
+    .unwrap();
+    assert_eq!(PipelineSpec::preset("ibl").unwrap(), ibl);
     let names: Vec<&str> = PipelineSpec::presets().iter().map(|p| p.name).collect();
-    assert_eq!(names, ["kilosort4", "spikeinterface"]);
+    assert_eq!(names, ["kilosort4", "spikeinterface", "ibl"]);
     for preset in PRESETS {
         let spec = PipelineSpec::preset(preset.name).unwrap();
         assert_eq!(PipelineSpec::from_toml(&spec.to_toml()).unwrap(), spec);
@@ -295,7 +318,7 @@ fn an_unknown_preset_is_named_with_the_known_ones() {
     let e = PipelineSpec::preset("kilosort3").unwrap_err().to_string();
     assert_eq!(
         e,
-        "no pipeline preset is named \"kilosort3\"; the presets are kilosort4, spikeinterface"
+        "no pipeline preset is named \"kilosort3\"; the presets are kilosort4, spikeinterface, ibl"
     );
 }
 
