@@ -37,30 +37,45 @@ pub(crate) fn decode_chunk(
     let n_t = (samples.end - samples.start) as usize;
     let n_c = header.n_channels;
     let values = n_t * n_c;
-    let mut bytes = vec![0u8; values * 2];
+    // Inflated straight into int16 storage (little-endian bytes, swapped below only on a
+    // big-endian host): no byte buffer to convert from.
+    let n_bytes = values * 2;
+    let mut raw = vec![0i16; values];
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut raw);
     let mut z = Decompress::new(true);
     let status = z
-        .decompress(compressed, &mut bytes, FlushDecompress::Finish)
+        .decompress(compressed, bytes, FlushDecompress::Finish)
         .map_err(|e| file_error(cbin, format!("chunk {i}: corrupt zlib data: {e}")))?;
     let written = z.total_out();
     let read = z.total_in();
     match status {
-        Status::StreamEnd if written == bytes.len() as u64 => {}
+        Status::StreamEnd if written == n_bytes as u64 && read == compressed.len() as u64 => {}
+        Status::StreamEnd if written == n_bytes as u64 => {
+            return Err(file_error(
+                cbin,
+                format!(
+                    "chunk {i}: the zlib stream ends {} bytes before the chunk's end (byte {end}): wrong chunk_offsets in {}",
+                    compressed.len() as u64 - read,
+                    header.path().display()
+                ),
+            ));
+        }
         Status::StreamEnd => {
             return Err(file_error(
                 cbin,
                 format!(
                     "chunk {i}: decompresses to {written} bytes, but {n_t} samples of {n_c} int16 channels are {}",
-                    bytes.len()
+                    n_bytes
                 ),
             ));
         }
-        _ if written == bytes.len() as u64 && read < compressed.len() as u64 => {
+        _ if written == n_bytes as u64 => {
             return Err(file_error(
                 cbin,
                 format!(
-                    "chunk {i}: decompresses to more than the {} bytes of {n_t} samples of {n_c} int16 channels",
-                    bytes.len()
+                    "chunk {i}: the zlib stream does not end after the {} bytes of {n_t} samples of {n_c} int16 channels: a damaged chunk, or wrong chunk_offsets or chunk_bounds in {}",
+                    n_bytes,
+                    header.path().display()
                 ),
             ));
         }
@@ -70,29 +85,28 @@ pub(crate) fn decode_chunk(
                 format!(
                     "chunk {i}: the zlib stream ends early ({read} of {} bytes read gave {written} of {} bytes): a truncated chunk, or wrong chunk_offsets in {}",
                     compressed.len(),
-                    bytes.len(),
+                    n_bytes,
                     header.path().display()
                 ),
             ));
         }
     }
-    out.clear();
-    out.resize(values, 0);
-    let value = |k: usize| i16::from_le_bytes([bytes[2 * k], bytes[2 * k + 1]]);
+    if cfg!(target_endian = "big") {
+        raw.iter_mut().for_each(|v| *v = i16::from_le(*v));
+    }
     match header.chunk_order {
-        CbinChunkOrder::TimeMajor => {
-            for (k, o) in out.iter_mut().enumerate() {
-                *o = value(k);
-            }
-        }
+        CbinChunkOrder::TimeMajor => *out = raw,
         CbinChunkOrder::ChannelMajor => {
+            out.clear();
+            out.resize(values, 0);
             // Blocked transpose: a tile of channels × samples stays in cache on both sides.
             const TILE: usize = 64;
             for c0 in (0..n_c).step_by(TILE) {
                 for t0 in (0..n_t).step_by(TILE) {
                     for c in c0..(c0 + TILE).min(n_c) {
+                        let src = &raw[c * n_t..(c + 1) * n_t];
                         for t in t0..(t0 + TILE).min(n_t) {
-                            out[t * n_c + c] = value(c * n_t + t);
+                            out[t * n_c + c] = src[t];
                         }
                     }
                 }
@@ -121,56 +135,7 @@ pub(crate) fn decode_chunk(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flate2::Compression;
-    use flate2::write::ZlibEncoder;
-    use std::io::Write;
-
-    /// An mtscomp-style file of `frames` (time-major), chunked at `bounds`, built here with the
-    /// diff and order mtscomp applies.
-    fn compress(
-        frames: &[Vec<i16>],
-        bounds: &[u64],
-        order: &str,
-        spatial: bool,
-    ) -> (String, Vec<u8>) {
-        let n_c = frames[0].len();
-        let mut data = Vec::new();
-        let mut offsets = vec![0u64];
-        for w in bounds.windows(2) {
-            let chunk: Vec<Vec<i16>> = frames[w[0] as usize..w[1] as usize].to_vec();
-            let mut d = chunk.clone();
-            for t in (1..d.len()).rev() {
-                for c in 0..n_c {
-                    d[t][c] = chunk[t][c].wrapping_sub(chunk[t - 1][c]);
-                }
-            }
-            if spatial {
-                for row in &mut d {
-                    for c in (1..n_c).rev() {
-                        row[c] = row[c].wrapping_sub(row[c - 1]);
-                    }
-                }
-            }
-            let mut raw = Vec::new();
-            if order == "C" {
-                d.iter().flatten().for_each(|v| raw.extend(v.to_le_bytes()));
-            } else {
-                for c in 0..n_c {
-                    d.iter().for_each(|row| raw.extend(row[c].to_le_bytes()));
-                }
-            }
-            let mut z = ZlibEncoder::new(Vec::new(), Compression::default());
-            z.write_all(&raw).expect("in memory");
-            data.extend(z.finish().expect("in memory"));
-            offsets.push(data.len() as u64);
-        }
-        let ch = format!(
-            r#"{{"algorithm":"zlib","dtype":"int16","n_channels":{n_c},"sample_rate":1000.0,
-            "chunk_bounds":{bounds:?},"chunk_offsets":{offsets:?},"chunk_order":"{order}",
-            "do_time_diff":true,"do_spatial_diff":{spatial}}}"#
-        );
-        (ch, data)
-    }
+    use crate::cbin::tests::compress;
 
     #[test]
     fn chunks_decode_to_the_frames_in_either_order_with_wrapping_diffs() {

@@ -16,14 +16,16 @@
 //!   `fileSizeBytes` the decoded size; gains, channel kinds, geometry and `firstSample` are
 //!   read as for a SpikeGLX `.bin`, and the `.meta`'s exact rate is used.
 //!
-//! Zlib is flate2 on its pure-Rust miniz_oxide backend: no C toolchain or system zlib to find
-//! on CI or a user's machine, no `unsafe` of ours, and inflate fast enough that the parallel
-//! decode, not the codec, sets the pace.
+//! Zlib is flate2 on its zlib-rs backend: pure Rust (no C toolchain or system zlib to find on
+//! CI or a user's machine, no `unsafe` of ours) with an inflate as fast as zlib-ng's, about
+//! twice miniz_oxide's, so that the parallel decode, not the codec, sets the pace.
 //!
 //! One concept per file: `header.rs` (the `.ch`, parsed and checked), `chunk.rs` (one chunk
 //! inflated and its differences undone), `layout.rs` (the `.ch` checked against the file size
-//! and the `.meta`), `recording.rs` (the reader: cache, parallel decode, reads, `verify`).
+//! and the `.meta`), `cache.rs` (decoded chunks shared by concurrent readers, each inflated once,
+//! read-ahead on background threads), `recording.rs` (the reader: reads, `verify`).
 
+mod cache;
 mod chunk;
 mod header;
 mod layout;
@@ -31,7 +33,10 @@ mod recording;
 
 pub use header::{CbinChunkOrder, CbinHeader, MAX_CHUNK_BYTES};
 pub(crate) use layout::{CbinLayout, is_cbin};
-pub use recording::{CbinRecording, DEFAULT_CACHE_CHUNKS};
+#[cfg(test)]
+mod tests;
+
+pub use recording::{CbinRecording, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_CHUNKS};
 
 /// Checks the checksums the recording at `path` carries (`dspk info --verify`): an mtscomp
 /// `.cbin`'s SHA-1s ([`CbinRecording::verify`]); returns what was checked, one sentence. A

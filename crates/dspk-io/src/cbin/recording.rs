@@ -3,55 +3,27 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use dspk_types::{
     DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource, check_native_range,
     check_read, check_read_stored,
 };
 
-use super::chunk::decode_chunk;
+use super::cache::Chunks;
 use super::header::CbinHeader;
 use super::layout::CbinLayout;
 use crate::mapped::MappedFile;
 use crate::raw::file_error;
 
-/// Decoded chunks kept by default: enough for a window that straddles chunk boundaries and a
-/// read-ahead batch on a few cores.
+/// Decoded chunks kept at least, by default: a window that straddles chunk boundaries and a
+/// read-ahead batch on a few cores. The default is `2 × decode threads + 2` (at least this),
+/// within [`DEFAULT_CACHE_BYTES`].
 pub const DEFAULT_CACHE_CHUNKS: usize = 8;
 
-type Chunk = Arc<Vec<i16>>;
-
-/// The most recently used decoded chunks, at most `capacity` (linear scan: a few dozen at most).
-#[derive(Debug, Default)]
-struct ChunkCache {
-    capacity: usize,
-    /// Least recently used first.
-    entries: Vec<(usize, Chunk)>,
-    /// The chunk after the last one read: a read starting there is sequential.
-    next: usize,
-}
-
-impl ChunkCache {
-    fn get(&mut self, i: usize) -> Option<Chunk> {
-        let k = self.entries.iter().position(|(j, _)| *j == i)?;
-        let e = self.entries.remove(k);
-        let c = e.1.clone();
-        self.entries.push(e);
-        Some(c)
-    }
-
-    fn put(&mut self, i: usize, c: Chunk) {
-        if self.capacity == 0 || self.entries.iter().any(|(j, _)| *j == i) {
-            return;
-        }
-        if self.entries.len() == self.capacity {
-            self.entries.remove(0);
-        }
-        self.entries.push((i, c));
-    }
-}
+/// The most bytes of decoded chunks the default cache holds (1 GiB: 46 one-second chunks of
+/// 385 channels).
+pub const DEFAULT_CACHE_BYTES: u64 = 1 << 30;
 
 /// An mtscomp `.cbin` + `.ch` (with the SpikeGLX `.meta` beside it, when there is one),
 /// decoded on the host.
@@ -59,18 +31,20 @@ impl ChunkCache {
 /// Channels, gains, geometry and the start time come from the `.meta` as for a SpikeGLX
 /// `.bin` (the `.ch` must agree with it on the channel count and size); without a `.meta`,
 /// channels are `ch0…` of gain 1 at the `.ch`'s rate. A read decodes only the chunks it
-/// overlaps; chunks missing from the cache are inflated in parallel on up to
-/// [`CbinRecording::decode_threads`] threads, and a read that follows the previous one also
-/// decodes the chunks after it (as many as threads, within the cache), so a sequential pass
-/// keeps every core busy. Results do not depend on threads or cache size.
+/// overlaps that are not cached, in parallel on up to [`CbinRecording::decode_threads`]
+/// threads; threads reading parts of one window at once inflate each chunk once. A read that
+/// continues the previous one starts background decodes of the chunks after it (as many as
+/// threads, within the cache), so a sequential pass keeps every core busy. Results do not
+/// depend on threads or cache size.
 #[derive(Debug)]
 pub struct CbinRecording {
-    layout: CbinLayout,
-    map: MappedFile,
+    chunks: Arc<Chunks>,
+    info: RecordingInfo,
+    meta_path: Option<PathBuf>,
+    warnings: Vec<String>,
     gains: Vec<f32>,
     offsets: Vec<f32>,
     threads: usize,
-    cache: Mutex<ChunkCache>,
 }
 
 impl CbinRecording {
@@ -83,37 +57,46 @@ impl CbinRecording {
         let gains = layout.info.channels.iter().map(|c| c.gain).collect();
         let offsets = layout.info.channels.iter().map(|c| c.offset).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let h = &layout.header;
+        let largest = (0..h.chunk_count())
+            .map(|i| {
+                let r = h.chunk_samples(i);
+                (r.end - r.start) * h.n_channels as u64 * 2
+            })
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let fits = usize::try_from(DEFAULT_CACHE_BYTES / largest).unwrap_or(usize::MAX);
+        let capacity = (2 * threads + 2).min(fits).max(DEFAULT_CACHE_CHUNKS);
         Ok(Self {
-            layout,
-            map,
+            chunks: Arc::new(Chunks::new(layout.header, layout.cbin, map, capacity)),
+            info: layout.info,
+            meta_path: layout.meta_path,
+            warnings: layout.warnings,
             gains,
             offsets,
             threads,
-            cache: Mutex::new(ChunkCache {
-                capacity: DEFAULT_CACHE_CHUNKS,
-                ..ChunkCache::default()
-            }),
         })
     }
 
     /// The `.cbin` file.
     pub fn path(&self) -> &Path {
-        &self.layout.cbin
+        &self.chunks.cbin
     }
 
     /// The `.ch` header.
     pub fn header(&self) -> &CbinHeader {
-        &self.layout.header
+        &self.chunks.header
     }
 
     /// The SpikeGLX `.meta` read, where there was one.
     pub fn meta_path(&self) -> Option<&PathBuf> {
-        self.layout.meta_path.as_ref()
+        self.meta_path.as_ref()
     }
 
     /// Problems that did not stop the file from opening.
     pub fn warnings(&self) -> &[String] {
-        &self.layout.warnings
+        &self.warnings
     }
 
     /// The most threads that inflate chunks at once (default: the available parallelism).
@@ -126,17 +109,15 @@ impl CbinRecording {
         self.threads = threads.max(1);
     }
 
-    /// Decoded chunks kept between reads (default [`DEFAULT_CACHE_CHUNKS`]).
+    /// Decoded chunks kept between reads (see [`DEFAULT_CACHE_CHUNKS`]).
     pub fn cache_chunks(&self) -> usize {
-        self.cache.lock().map_or(0, |c| c.capacity)
+        self.chunks.capacity()
     }
 
-    /// Sets the decoded chunks kept between reads (0: none; each read decodes what it needs).
+    /// Sets the decoded chunks kept between reads (0: none, and no read-ahead; each read
+    /// decodes what it needs).
     pub fn set_cache_chunks(&mut self, chunks: usize) {
-        let c = self.cache.get_mut().unwrap_or_else(|p| p.into_inner());
-        c.capacity = chunks;
-        let drop = c.entries.len().saturating_sub(chunks);
-        c.entries.drain(..drop);
+        self.chunks.set_capacity(chunks);
     }
 
     /// Checks the `.ch`'s SHA-1s: of the whole `.cbin`, and of the decoded data (time-major
@@ -151,7 +132,9 @@ impl CbinRecording {
             ));
         }
         if let Some(want) = &h.sha1_compressed {
-            let got = sha1_smol::Sha1::from(self.map.bytes()).digest().to_string();
+            let got = sha1_smol::Sha1::from(self.chunks.bytes())
+                .digest()
+                .to_string();
             if &got != want {
                 return Err(file_error(
                     self.path(),
@@ -168,7 +151,8 @@ impl CbinRecording {
             let mut buf = Vec::new();
             for first in (0..h.chunk_count()).step_by(batch) {
                 let ids: Vec<usize> = (first..(first + batch).min(h.chunk_count())).collect();
-                for c in self.decode_many(&ids)? {
+                for c in self.chunks.decode_many(&ids, self.threads) {
+                    let c = c?;
                     buf.clear();
                     buf.extend(c.iter().flat_map(|v| v.to_le_bytes()));
                     sha.update(&buf);
@@ -188,101 +172,6 @@ impl CbinRecording {
         Ok(())
     }
 
-    /// Chunks `ids` decoded, in parallel, without the cache.
-    fn decode_many(&self, ids: &[usize]) -> DspResult<Vec<Chunk>> {
-        let h = &self.layout.header;
-        let data = self.map.bytes();
-        let path = self.path();
-        let mut slots: Vec<Option<DspResult<Chunk>>> = (0..ids.len()).map(|_| None).collect();
-        let threads = self.threads.min(ids.len()).max(1);
-        if threads == 1 {
-            for (slot, &i) in slots.iter_mut().zip(ids) {
-                let mut v = Vec::new();
-                *slot = Some(decode_chunk(h, path, data, i, &mut v).map(|()| Arc::new(v)));
-            }
-        } else {
-            let next = AtomicUsize::new(0);
-            let results = Mutex::new(&mut slots);
-            std::thread::scope(|s| {
-                for _ in 0..threads {
-                    s.spawn(|| {
-                        loop {
-                            let k = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(&i) = ids.get(k) else { break };
-                            let mut v = Vec::new();
-                            let r = decode_chunk(h, path, data, i, &mut v).map(|()| Arc::new(v));
-                            let mut g = results.lock().unwrap_or_else(|p| p.into_inner());
-                            g[k] = Some(r);
-                        }
-                    });
-                }
-            });
-        }
-        slots
-            .into_iter()
-            .map(|s| s.expect("every slot is filled by a worker"))
-            .collect()
-    }
-
-    /// The chunks overlapping `samples` (non-empty, inside the recording), from the cache or
-    /// decoded; a sequential read also decodes the chunks after them into the cache.
-    fn chunks(&self, samples: &Range<u64>) -> DspResult<Vec<(usize, Chunk)>> {
-        let h = &self.layout.header;
-        let first = h.chunk_of(samples.start);
-        let last = h.chunk_of(samples.end - 1);
-        let mut have: Vec<(usize, Option<Chunk>)> = Vec::new();
-        let mut missing = Vec::new();
-        let ahead;
-        {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            for i in first..=last {
-                let c = cache.get(i);
-                if c.is_none() {
-                    missing.push(i);
-                }
-                have.push((i, c));
-            }
-            let sequential = first == cache.next || first + 1 == cache.next;
-            cache.next = last + 1;
-            // Read ahead while one batch of threads and the chunks of this read fit the cache.
-            let room = cache.capacity.saturating_sub(last + 1 - first);
-            ahead = if sequential && !missing.is_empty() {
-                (last + 1..h.chunk_count())
-                    .filter(|i| !cache.entries.iter().any(|(j, _)| j == i))
-                    .take(room.min(self.threads.saturating_sub(missing.len())))
-                    .collect::<Vec<_>>()
-            } else {
-                Vec::new()
-            };
-        }
-        if missing.is_empty() {
-            return Ok(have
-                .into_iter()
-                .map(|(i, c)| (i, c.expect("all cached")))
-                .collect());
-        }
-        let mut ids = missing.clone();
-        ids.extend(&ahead);
-        let decoded = self.decode_many(&ids)?;
-        {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            for (&i, c) in ids.iter().zip(&decoded) {
-                cache.put(i, c.clone());
-            }
-        }
-        let mut fresh = missing.iter().zip(decoded);
-        Ok(have
-            .into_iter()
-            .map(|(i, c)| match c {
-                Some(c) => (i, c),
-                None => {
-                    let (_, d) = fresh.next().expect("one decoded chunk per missing one");
-                    (i, d)
-                }
-            })
-            .collect())
-    }
-
     /// Calls `f(chunk values, chunk's first sample, the part of samples in it)` for each chunk
     /// overlapping `samples`, in order.
     fn for_each_part(
@@ -293,8 +182,11 @@ impl CbinRecording {
         if samples.is_empty() {
             return Ok(());
         }
-        for (i, c) in self.chunks(samples)? {
-            let r = self.layout.header.chunk_samples(i);
+        let h = self.header();
+        let first = h.chunk_of(samples.start);
+        let last = h.chunk_of(samples.end - 1);
+        for (i, c) in (first..=last).zip(self.chunks.get(first, last, self.threads)?) {
+            let r = h.chunk_samples(i);
             let part = samples.start.max(r.start)..samples.end.min(r.end);
             f(&c, r.start, part);
         }
@@ -304,12 +196,12 @@ impl CbinRecording {
 
 impl RecordingSource for CbinRecording {
     fn info(&self) -> &RecordingInfo {
-        &self.layout.info
+        &self.info
     }
 
     fn read(&self, channels: &[usize], samples: Range<u64>, out: &mut [f32]) -> DspResult<()> {
         let n = check_read(self.info(), channels, &samples, out.len())?;
-        let n_c = self.layout.header.n_channels;
+        let n_c = self.header().n_channels;
         self.for_each_part(&samples, |c, c0, part| {
             let dst0 = (part.start - samples.start) as usize;
             for (k, &ch) in channels.iter().enumerate() {
@@ -329,7 +221,7 @@ impl RecordingSource for CbinRecording {
         out: &mut [u8],
     ) -> DspResult<()> {
         let n = check_read_stored(self.info(), channels, &samples, out.len())?;
-        let n_c = self.layout.header.n_channels;
+        let n_c = self.header().n_channels;
         self.for_each_part(&samples, |c, c0, part| {
             let dst0 = (part.start - samples.start) as usize;
             for (k, &ch) in channels.iter().enumerate() {
@@ -343,7 +235,7 @@ impl RecordingSource for CbinRecording {
 
     fn read_native(&self, samples: Range<u64>, out: &mut [f32]) -> DspResult<MemoryOrder> {
         let n = check_native_range(self.info(), &samples)?;
-        let n_c = self.layout.header.n_channels;
+        let n_c = self.header().n_channels;
         if out.len() != n * n_c {
             return Err(DspError::shape(
                 "output of a native read",
@@ -369,7 +261,7 @@ impl RecordingSource for CbinRecording {
 
     fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
         let n = check_native_range(self.info(), &samples)?;
-        let n_c = self.layout.header.n_channels;
+        let n_c = self.header().n_channels;
         if out.len() != n * n_c * 2 {
             return Err(DspError::shape(
                 "output bytes of a native stored read",
@@ -396,7 +288,7 @@ impl RecordingSource for CbinRecording {
     }
 
     fn chunk_samples(&self) -> Option<u64> {
-        let r = self.layout.header.chunk_samples(0);
+        let r = self.header().chunk_samples(0);
         Some(r.end - r.start)
     }
 }
