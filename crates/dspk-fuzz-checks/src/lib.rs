@@ -23,7 +23,10 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use dspk_io::{BinarySidecar, MAX_CHANNELS, NpyHeader, OpenEphysRecordingEntry, SpikeGlxMeta};
+use dspk_io::{
+    BinarySidecar, CbinHeader, LEGACY_HEADER_BYTES, LegacyHeader, MAX_CHANNELS, MAX_CHUNK_BYTES,
+    NpyHeader, OpenEphysRecordingEntry, SpikeGlxMeta,
+};
 use dspk_types::{ChannelList, ChannelMapFile, RecordingInfo, SampleRate, TimeSpec};
 
 /// A target's check: panics if the parser panics or an accepted input breaks a property.
@@ -41,6 +44,8 @@ pub const TARGETS: &[(&str, Check)] = &[
     ("cli_time", cli_time),
     ("cli_channels", cli_channels),
     ("nwb", nwb),
+    ("cbin_ch", cbin_ch),
+    ("legacy_header", legacy_header),
 ];
 
 /// The input as text, when it is UTF-8 (see the crate documentation).
@@ -292,6 +297,58 @@ pub fn cli_channels(data: &[u8]) {
             assert!(channels.iter().all(|&c| c < count && seen.insert(c)));
         }
     }
+}
+
+/// An mtscomp `.ch` header ([`CbinHeader::parse`]): an accepted header bounds at least one
+/// chunk, its bounds and offsets start at 0 and increase with one offset per bound, every
+/// chunk fits [`MAX_CHUNK_BYTES`], and each chunk's first and last samples are found in it.
+pub fn cbin_ch(data: &[u8]) {
+    let Some(text) = text(data) else { return };
+    let Ok(h) = CbinHeader::parse(text, Path::new("fuzz.ch")) else {
+        return;
+    };
+    let n = h.chunk_count();
+    assert!(n >= 1 && h.chunk_offsets.len() == n + 1 && h.chunk_bounds[0] == 0);
+    assert!((1..=MAX_CHANNELS).contains(&h.n_channels));
+    assert_eq!(h.chunk_offsets[0], 0);
+    for i in 0..n {
+        let r = h.chunk_samples(i);
+        assert!(r.start < r.end && h.chunk_offsets[i] < h.chunk_offsets[i + 1]);
+        assert!((r.end - r.start) * h.n_channels as u64 * 2 <= MAX_CHUNK_BYTES);
+        assert_eq!((h.chunk_of(r.start), h.chunk_of(r.end - 1)), (i, i));
+    }
+    assert_eq!(h.samples(), h.chunk_bounds[n]);
+    let _ = h.sample_rate();
+}
+
+/// An Open Ephys legacy `.continuous` header ([`LegacyHeader::parse`], on the file's first
+/// 1024 bytes, any bytes): an accepted header has a gain finite and above 0 as `f32`, records
+/// of 1024 samples, and the header written back from its values parses to the same values.
+pub fn legacy_header(data: &[u8]) {
+    let path = Path::new("fuzz.continuous");
+    let Ok(h) = LegacyHeader::parse(data, path) else {
+        return;
+    };
+    let gain = h.bit_volts as f32;
+    assert!(gain.is_finite() && gain > 0.0 && h.block_length == 1024);
+    // Values with a `;` or `'` cannot be written back in this syntax (the GUI never writes them).
+    if h.channel.contains([';', '\'', '=']) || h.channel.trim() != h.channel {
+        return;
+    }
+    let written = format!(
+        "header.format = 'Open Ephys Data Format'; header.channel = '{}'; header.sampleRate = {}; header.blockLength = 1024; header.bitVolts = {:?};",
+        h.channel, h.sample_rate, h.bit_volts
+    );
+    if written.len() > LEGACY_HEADER_BYTES {
+        return;
+    }
+    let again = LegacyHeader::parse(written.as_bytes(), path)
+        .unwrap_or_else(|e| panic!("the header written back does not parse: {e}: {written}"));
+    assert_eq!(
+        (&again.channel, again.sample_rate, again.bit_volts),
+        (&h.channel, h.sample_rate, h.bit_volts),
+        "legacy header round trip through {written}"
+    );
 }
 
 /// An NWB file's metadata as dspk reads it ([`dspk_io::NwbRecording::from_bytes`], any bytes,
