@@ -17,6 +17,7 @@ import dspk
 pytest.importorskip("ibldsp")
 probeinterface = pytest.importorskip("probeinterface")
 from ibldsp.voltage import agc, destripe, kfilt  # noqa: E402
+scipy_signal = pytest.importorskip("scipy.signal")
 from spikeinterface.core import NumpyRecording  # noqa: E402
 
 RATE = 30_000.0
@@ -36,7 +37,7 @@ def neuropixels_like(channels: int, shanks: int = 1):
     return probe, {"x": x, "y": y, "shank": (c // per).astype(float)}
 
 
-def raw(rng, channels: int, samples: int, dead: int, noisy: int) -> np.ndarray:
+def raw(rng, channels: int, samples: int, dead, noisy) -> np.ndarray:
     """(channels, samples) float32 µV like a raw recording: a DC offset per channel, an LFP-like
     slow wave, a stripe shared by every channel (bursts of 60 µV noise, what destripe removes),
     white noise of 10–25 µV per channel whose size swells over time (the gain control follows
@@ -124,9 +125,55 @@ def test_the_spatial_highpass_alone_equals_kfilt(rng, runtime):
     err = float(np.abs(ours - theirs).max())
     rms = float(np.sqrt(np.mean(theirs**2)))
     print(f"spatial_highpass vs kfilt: max |Δ| {err:.3e} µV (output RMS {rms:.1f} µV)")
-    # Float32 input and weights (rounding ~1e-7 relative of values ≲ 200 µV), float32 sums.
-    assert err <= 1e-3, err
+    # Float32 weights and sums: the gain's 2 999 taps (≲ 1e-6 relative) times the normalised
+    # values (≲ 5 in the bursts) mixed by weights of Σ|w| ≈ 2, times gains ≲ 60 µV: ≈ 6e-4 µV,
+    # as the device test against the f64 host finds (tests/ops/kfilt.rs). Seen: 5.9e-4 to 7.2e-4.
+    assert err <= 2e-3, err
     # IBL's gain floor on this array (0.003 × its std) is far below any gain here, as on
     # recorded data: the constant floor changes nothing.
     _, gain = agc(x.astype(np.float64), wl=3000, si=1.0)
     assert gain.min() > 10 * 0.003 * np.std(x)
+
+
+def np1_with_adcs(channels: int):
+    """Neuropixels 1.0's first `channels` channels: IBL's geometry (``neuropixel.trace_header``)
+    and its ADC slots (channel pairs sampled in turn, 13 slots a sample: IBL's
+    ``sample_shift = ((c // 2) % 12) / 13``)."""
+    c = np.arange(channels)
+    x = np.array([43.0, 11.0, 59.0, 27.0])[c % 4]
+    y = 20.0 * (c // 2 + 1)
+    probe = probeinterface.Probe(ndim=2, si_units="um")
+    probe.set_contacts(positions=np.stack([x, y], axis=1), shapes="square", shape_params={"width": 12})
+    probe.set_device_channel_indices(c)
+    probe.annotate(num_adcs=2 * (-(-channels // 24)), num_channels_per_adc=12, adc_cycle_samples=13)
+    probe.annotate_contacts(adc_group=(c % 2) + 2 * (c // 24), adc_sample_order=(c // 2) % 12)
+    shifts = ((c // 2) % 12) / 13.0
+    return probe, {"x": x, "y": y, "shank": np.zeros(channels), "sample_shift": shifts}
+
+
+def test_ibl_preset_equals_destripe_with_neuropixels_adc_shifts(rng, runtime):
+    """NP1.0 ADC shifts: the phase shift runs in both. The signals are band-limited to 7.5 kHz
+    (Neuropixels 1.0's AP band ends at its 10 kHz analogue filter), where dspk's 32-tap shift
+    is within 2e-9 of an FFT delay (``dspk_ops::shift``). IBL's FFT delay of the whole array is
+    circular: the step between the array's last and first values rings in from each end as
+    ≲ |step| / (π·distance), which the k-filter's matrix (Σ|w| ≈ 2) passes on; past 1 200
+    samples from the ends the two agree to the float32 level plus that ring (printed)."""
+    channels, samples = 24, 4_500
+    probe, h = np1_with_adcs(channels)
+    sos = scipy_signal.butter(8, 7_500.0, btype="low", fs=RATE, output="sos")
+    data = raw(rng, channels, samples, dead=[], noisy=[])
+    data = scipy_signal.sosfiltfilt(sos, data, axis=1).astype(np.float32)
+    theirs = np.asarray(destripe(data.copy(), RATE, h=h, neuropixel_version=None), dtype=np.float64)
+    ours = dspk.apply_pipeline(data, RATE, dspk.pipeline_preset("ibl"), probe=probe).astype(np.float64)
+    diff = np.abs(ours - theirs).max(axis=0)
+    for distance in (0, 300, 1200):
+        away = float(diff[distance : samples - distance].max())
+        print(f"ibl preset, NP1 shifts, {distance} samples from the ends: max |Δ| {away:.3e} µV")
+    inner = float(diff[1200:-1200].max())
+    hp = scipy_signal.sosfiltfilt(scipy_signal.butter(3, 300.0, btype="high", fs=RATE, output="sos"), data.astype(np.float64))
+    step = float(np.abs(hp[:, -1] - hp[:, 0]).max())
+    assert inner <= 1e-2 + 2 * step / (np.pi * 1200), (inner, step)
+    # The shift is real: destripe without it is far from dspk's output.
+    no_shift = {k: v for k, v in h.items() if k != "sample_shift"}
+    unshifted = np.asarray(destripe(data.copy(), RATE, h=no_shift, neuropixel_version=None), dtype=np.float64)
+    assert float(np.abs(ours - unshifted)[:, 1200:-1200].max()) > 100 * max(inner, 1e-3)
