@@ -108,6 +108,14 @@ impl Chunks {
         }
     }
 
+    /// Waits until no chunk is being inflated (the read-ahead threads are done with the file).
+    pub(crate) fn wait_idle(&self) {
+        let mut s = self.lock();
+        while s.slots.values().any(|v| matches!(v, Slot::Pending)) {
+            s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
     /// Chunk `i` inflated now, on this thread.
     pub(crate) fn decode(&self, i: usize) -> DspResult<Chunk> {
         let mut v = Vec::new();

@@ -194,6 +194,14 @@ impl CbinRecording {
     }
 }
 
+impl Drop for CbinRecording {
+    /// Waits for the read-ahead threads, so that the file is not read once the recording is
+    /// gone (a file may be rewritten once no reader has it open).
+    fn drop(&mut self) {
+        self.chunks.wait_idle();
+    }
+}
+
 impl RecordingSource for CbinRecording {
     fn info(&self) -> &RecordingInfo {
         &self.info
