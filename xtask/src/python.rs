@@ -19,7 +19,7 @@ const MATURIN: &str = "maturin>=1.9.4,<2";
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
 /// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
 /// `.ci/run` installs none itself.
-const TEST_PACKAGES: [&str; 12] = [
+const TEST_PACKAGES: [&str; 13] = [
     "pytest",
     "scipy",
     "spikeinterface",
@@ -36,6 +36,8 @@ const TEST_PACKAGES: [&str; 12] = [
     // The `ibl` preset's oracle, `ibldsp.voltage.destripe` (python/tests/test_presets_ibl.py);
     // pinned: the preset's docs cite this version's code.
     "ibl-neuropixel==1.14.0",
+    // The .cbin writer the reader is tested against (python/tests/test_cbin.py).
+    "mtscomp",
 ];
 
 /// The venv of Python tools: `$DSPK_PY_TOOLS`, else `<target>/py-tools`.
