@@ -442,6 +442,8 @@ to start your own spec from):
 whitening over 32 contacts, int16 x200
   spikeinterface  SpikeInterface's common chain: band-pass 300-6000 Hz, Neuropixels phase \
 shift, global median reference
+  ibl             IBL's destripe: high-pass 300 Hz, Neuropixels phase shift, spatial high-pass \
+per shank after a 0.1 s gain control (add bad channels as an interpolate_bad stage)
 
 Without REC, the built-in synthetic recording is preprocessed.";
 
