@@ -54,7 +54,7 @@ def raw(rng, channels: int, samples: int, dead, noisy) -> np.ndarray:
 
 def dspk_bad_channels(data: np.ndarray, probe) -> tuple[list[int], list[int]]:
     rec = NumpyRecording(np.ascontiguousarray(data.T), sampling_frequency=RATE)
-    rec.set_probe(probe, in_place=True)
+    rec.set_probe(probe)  # in place in SpikeInterface 0.105
     result = dspk.scan(dspk.from_spikeinterface(rec), progress=False)
     return list(result.dead), list(result.noisy)
 
