@@ -225,15 +225,18 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
     let script = opts.out.join(SBATCH_FILE);
     let last = plan.jobs.len() - 1;
     if ctx.json {
-        let value = json!({
+        let mut value = json!({
             "plan": opts.out.join(PLAN_FILE).display().to_string(),
             "sbatch": script.display().to_string(),
             "jobs": plan.jobs.len(),
             "array": format!("0-{last}"),
             "base": plan.base.display().to_string(),
             "command": plan.command,
-            "fitted": planned.len(),
         });
+        if preprocess {
+            // Outputs fitted (`preprocess/rec-K.json`); other plans print what they always did.
+            value["fitted"] = json!(planned.len());
+        }
         return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
     }
     let mut out = String::new();
