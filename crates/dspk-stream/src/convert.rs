@@ -4,12 +4,18 @@
 
 use std::sync::{Arc, mpsc};
 
+use cubecl::bytes::Bytes;
 use cubecl::client::Client;
+use cubecl::future::reader::read_sync;
+use cubecl::server::ServerError;
+use dspk_ops::frames::FramePacker;
 use dspk_types::{
-    ChunkSchedule, DspResult, ProgressSink, RecordingInfo, RecordingSource, Scaling, WindowSink,
+    ChunkSchedule, DspError, DspResult, OutputType, ProgressSink, RecordingInfo, RecordingSource,
+    Scaling, WindowSink,
 };
 
-use crate::host::{HostValues, RowReader};
+use crate::host::RowReader;
+use crate::way_back::Returned;
 use crate::{DecodeRoute, DevicePass, Flow, PassReport, window_samples};
 
 /// How to convert.
@@ -51,31 +57,61 @@ pub fn convert(
         .scaling(scaling)
         .route(options.route)
         .progress(progress);
-    let report = write_behind(pass, sink)?;
+    let report = write_behind(client, info.channel_count(), pass, sink)?;
     sink.finish()?;
     Ok(Converted { report, info })
 }
 
 /// Runs `pass` on a thread of its own and writes each window to `sink` on this one, in order:
-/// the sink encodes, lays out and writes window i while the device decodes and reads back
-/// window i+1 and the fill threads read window i+2. The first error, of the pass or of the
-/// sink, is returned (the sink's stops the pass).
-fn write_behind(pass: DevicePass<'_>, sink: &mut dyn WindowSink) -> DspResult<PassReport> {
+/// the sink writes window i while the device decodes and reads back window i+1 and the fill
+/// threads read window i+2. A sink that takes `float32` frames gets each window transposed on
+/// the device, its read back queued there and awaited after the next window is decoded; any
+/// other gets values. The first error, of the pass or of the sink, is returned (the sink's
+/// stops the pass).
+fn write_behind(
+    client: &Client,
+    channels: usize,
+    pass: DevicePass<'_>,
+    sink: &mut dyn WindowSink,
+) -> DspResult<PassReport> {
+    let packer = match sink.frames() {
+        Some(OutputType::Float32) => Some(FramePacker::new(client, channels, OutputType::Float32)?),
+        _ => None,
+    };
     // One window waiting: at most three on the host (read back, waiting, being written).
-    let (tx, rx) = mpsc::sync_channel::<HostValues>(1);
+    let (tx, rx) = mpsc::sync_channel::<Returned>(1);
     std::thread::scope(|scope| {
         let running = scope.spawn(move || {
             let mut reader = RowReader::default();
-            pass.run(|_, decoded| {
-                let values = reader.read_decoded(decoded)?;
-                // The receiver is gone only when the sink failed; its error is the one returned.
-                Ok(match tx.send(values) {
-                    Ok(()) => Flow::Continue,
-                    Err(_) => Flow::Stop,
-                })
-            })
+            let mut pending = None;
+            // The receiver is gone only when the sink failed; its error is the one returned.
+            let send = |returned| match tx.send(returned) {
+                Ok(()) => Flow::Continue,
+                Err(_) => Flow::Stop,
+            };
+            let report = pass.run(|_, decoded| {
+                let Some(packer) = &packer else {
+                    return Ok(send(Returned::Values(reader.read_decoded(decoded)?)));
+                };
+                let samples = decoded.samples();
+                let packed = packer.pack(decoded.handle(), samples, 0..samples)?;
+                let read = client.read_async(vec![packed]);
+                let flow = match pending.replace((read, packer.frame_bytes(samples))) {
+                    Some((read, len)) => send(frames(read, len)?),
+                    None => Flow::Continue,
+                };
+                Ok(flow)
+            })?;
+            if let Some((read, len)) = pending {
+                send(frames(read, len)?);
+            }
+            Ok(report)
         });
-        let written = rx.iter().try_for_each(|values| sink.write_window(&values));
+        let written = rx.iter().try_for_each(|returned| match returned {
+            Returned::Values(values) => sink.write_window(&values),
+            Returned::Frames { bytes, len } => sink.write_frames(&bytes[..len]),
+            Returned::Nothing => Ok(()),
+        });
         drop(rx);
         let report = match running.join() {
             Ok(report) => report,
@@ -84,4 +120,26 @@ fn write_behind(pass: DevicePass<'_>, sink: &mut dyn WindowSink) -> DspResult<Pa
         written?;
         report
     })
+}
+
+/// The frames a queued read back brings, the first `len` bytes of its one buffer.
+fn frames(
+    read: impl std::future::Future<Output = Result<Vec<Bytes>, ServerError>>,
+    len: usize,
+) -> DspResult<Returned> {
+    let mut bytes = read_sync(read).map_err(|e| DspError::Io {
+        message: format!("device error while reading a window's frames back: {e}"),
+        path: None,
+    })?;
+    match bytes.len() {
+        1 if bytes[0].len() >= len => Ok(Returned::Frames {
+            bytes: bytes.remove(0),
+            len,
+        }),
+        _ => Err(DspError::BufferUnderrun {
+            what: "a window's frames read back".into(),
+            needed: len,
+            available: bytes.first().map_or(0, |b| b.len()),
+        }),
+    }
 }
