@@ -507,7 +507,7 @@ pub(crate) struct PreprocessArgs {
 
     /// The output data file; its sidecar is OUT.json (with the probe and the provenance)
     #[arg(short, long, value_name = "OUT",
-          required_unless_present_any = ["print_pipeline", "dry_run"])]
+          required_unless_present_any = ["print_pipeline", "dry_run", "on_device"])]
     pub(crate) output: Option<PathBuf>,
 
     /// The pipeline: a preset's name or a spec file (TOML or JSON)
@@ -534,6 +534,11 @@ pub(crate) struct PreprocessArgs {
     /// Print the plan (stages, halos, windows, device memory) and stop without reading
     #[arg(long)]
     pub(crate) dry_run: bool,
+
+    /// Keep the preprocessed windows on the device and write nothing: how fast a consumer
+    /// there (a sorter on the GPU) would get them, file → preprocessed windows
+    #[arg(long, conflicts_with_all = ["output", "dry_run"])]
+    pub(crate) on_device: bool,
 
     /// Attach the probe geometry of FILE, a probeinterface JSON file, in place of any the
     /// recording carries

@@ -131,6 +131,7 @@ fn run(cli: Cli) -> CliResult<String> {
                 },
                 window_samples: args.window_samples,
                 dry_run: args.dry_run,
+                on_device: args.on_device,
             };
             let length = time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?;
             let input = open_one(&args.recordings, length, &args.join)?

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use dspk_device::describe;
 use dspk_io::{BinarySink, output_format};
 use dspk_stream::{
-    DecodeRoute, Fits, InputFile, PreprocessPlan, PreprocessReport, preprocess, preprocess_plan,
+    DecodeRoute, Fits, InputFile, OnDevice, PreprocessPlan, PreprocessReport, preprocess,
+    preprocess_on_device, preprocess_plan,
 };
 use dspk_types::{
     MemoryOrder, OutputType, PipelineSpec, RecordingSource, Selection, signal_channels,
@@ -39,6 +40,8 @@ pub(crate) struct PreprocessOptions {
     pub(crate) window_samples: Option<u64>,
     /// `--dry-run`.
     pub(crate) dry_run: bool,
+    /// `--on-device`: keep the windows on the device, write nothing.
+    pub(crate) on_device: bool,
 }
 
 /// `dspk preprocess --print-pipeline CHOICE`: the pipeline as TOML (JSON with `--json`).
@@ -79,6 +82,15 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         let plan = preprocess_plan(&devices, &info, &spec, &fits, &options)?;
         return Ok(plan_text(ctx, &input.label(), &plan));
     }
+    if opts.on_device {
+        let info = input.info();
+        let stored = info.samples.saturating_mul(info.frame_bytes() as u64);
+        let progress = Progress::bytes("preprocess", stored);
+        let kept = preprocess_on_device(&devices, source, &spec, fits, &options, &progress)?;
+        progress.finish();
+        drop(prepared);
+        return Ok(on_device_text(ctx, &input.label(), &kept));
+    }
     let output = opts.output.clone().unwrap_or_default();
     let device = describe(&devices[0].client);
     let out = spec.output();
@@ -116,6 +128,34 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         );
     }
     Ok(text)
+}
+
+/// What `--on-device` prints: the pass's figures (JSON with `--json`).
+fn on_device_text(ctx: &Ctx, label: &str, kept: &OnDevice) -> String {
+    let clipped: u64 = kept.pass.clipped.iter().flatten().sum();
+    if ctx.json {
+        let value = json!({
+            "recording": label,
+            "on_device": true,
+            "fit_s": kept.fit_s,
+            "apply_s": kept.apply_s,
+            "realtime_factor": kept.realtime_factor,
+            "windows": kept.pass.report.windows,
+            "read_bytes": kept.pass.report.stored_bytes,
+            "clipped": clipped,
+            "plan": kept.plan,
+        });
+        return serde_json::to_string_pretty(&value).expect("json values serialise") + "\n";
+    }
+    format!(
+        "{label}: preprocessed on the device and kept there: fit {:.2} s, apply {:.2} s \
+         ({:.1}x real time), {} windows, {} bytes read, {clipped} samples clipped\n",
+        kept.fit_s,
+        kept.apply_s,
+        kept.realtime_factor,
+        kept.pass.report.windows,
+        kept.pass.report.stored_bytes
+    )
 }
 
 /// The recording as preprocessing reads it: its signal channels (a sync word or digital lines

@@ -190,7 +190,7 @@ pub(crate) fn write_windows(
 /// back): what a consumer on the device would get, and how fast.
 ///
 /// # Errors
-/// As [`chain_pass`].
+/// What the pass, the source, the device and the chain refuse.
 pub fn run_on_device(
     devices: &[PassDevice],
     source: Arc<dyn RecordingSource>,
