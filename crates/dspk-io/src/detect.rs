@@ -308,7 +308,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.read_threads(),
             FileRecording::SpikeGlx(r) => r.read_threads(),
             FileRecording::OpenEphys(r) => r.read_threads(),
-            FileRecording::Nwb(_) => 1,
+            FileRecording::Nwb(r) => r.read_threads(),
             FileRecording::Cbin(r) => r.decode_threads(),
             FileRecording::OpenEphysLegacy(_) => 1,
             FileRecording::Joined(_) => crate::DEFAULT_MAX_READ_THREADS,
@@ -321,7 +321,7 @@ impl FileRecording {
             FileRecording::Binary(r) => r.set_read_threads(threads),
             FileRecording::SpikeGlx(r) => r.set_read_threads(threads),
             FileRecording::OpenEphys(r) => r.set_read_threads(threads),
-            FileRecording::Nwb(_) => {}
+            FileRecording::Nwb(r) => r.set_read_threads(threads),
             FileRecording::Cbin(r) => r.set_decode_threads(threads),
             FileRecording::OpenEphysLegacy(_) => {}
             FileRecording::Joined(_) => {}

@@ -205,6 +205,7 @@ pub struct NwbRecording {
     info: RecordingInfo,
     warnings: Vec<String>,
     chunk_rows: Option<u64>,
+    read_threads: usize,
 }
 
 impl std::fmt::Debug for NwbRecording {
@@ -258,6 +259,7 @@ impl NwbRecording {
             info: l.info,
             warnings: l.warnings,
             chunk_rows: l.chunk_rows,
+            read_threads: crate::raw::default_read_threads(),
         })
     }
 
@@ -276,72 +278,154 @@ impl NwbRecording {
         &self.series
     }
 
-    /// The stored values of frames `samples`, channels `cols`, time-major, little-endian:
-    /// read in pieces of at most [`MAX_READ_BYTES`], each decoding only the chunks it touches.
+    /// The stored values of frames `samples`, channels `cols`, time-major, little-endian: read
+    /// in pieces cut on the chunk grid (each chunk row decoded by one thread), up to
+    /// [`NwbRecording::read_threads`] at a time, each at most [`MAX_READ_BYTES`].
     fn frames(&self, samples: Range<u64>, cols: Range<usize>) -> DspResult<Vec<u8>> {
-        let elem = self.info.format.bytes();
-        let width = cols.len();
+        let row_bytes = cols.len() * self.info.format.bytes();
         let n = usize::try_from(samples.end - samples.start)
             .map_err(|_| DspError::Overflow(format!("{} samples", samples.end - samples.start)))?;
-        let mut out = Vec::with_capacity(n * width * elem);
-        let step = (MAX_READ_BYTES / (width * elem).max(1)).max(1) as u64;
-        let two_dims = self.data.ndim() == 2;
-        let mut start = samples.start;
-        while start < samples.end {
-            let end = samples.end.min(start + step);
-            let mut selections = vec![SliceInfoElem::Slice {
-                start,
-                end,
-                step: 1,
-            }];
-            if two_dims {
-                selections.push(SliceInfoElem::Slice {
-                    start: cols.start as u64,
-                    end: cols.end as u64,
-                    step: 1,
-                });
-            }
-            let sel = SliceInfo { selections };
-            let bad = |e: hdf5_reader::error::Error| {
-                self.h5.err(
-                    &format!("{}/data", self.series),
-                    format!("cannot read samples {start}..{end}: {e}"),
-                )
-            };
-            macro_rules! read_as {
-                ($t:ty) => {{
-                    let a = self.data.read_slice::<$t>(&sel).map_err(bad)?;
-                    match a.as_slice() {
-                        Some(v) => out.extend_from_slice(bytemuck::cast_slice(v)),
-                        None => a
-                            .iter()
-                            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
-                    }
-                }};
-            }
-            match self.info.format {
-                SampleFormat::I8 => read_as!(i8),
-                SampleFormat::I16 => read_as!(i16),
-                SampleFormat::U16 => read_as!(u16),
-                SampleFormat::I32 => read_as!(i32),
-                SampleFormat::F32 => read_as!(f32),
-                SampleFormat::F64 => read_as!(f64),
-            }
-            start = end;
+        let total = n.checked_mul(row_bytes).ok_or_else(|| {
+            DspError::Overflow(format!("a read of {n} samples × {} channels", cols.len()))
+        })?;
+        let mut out = vec![0u8; total];
+        let pieces = self.pieces(&samples, row_bytes);
+        let mut slices = Vec::with_capacity(pieces.len());
+        let mut rest = out.as_mut_slice();
+        for r in &pieces {
+            let (head, tail) = rest.split_at_mut((r.end - r.start) as usize * row_bytes);
+            slices.push(head);
+            rest = tail;
         }
-        if out.len() != n * width * elem {
-            return Err(self.h5.err(
-                &format!("{}/data", self.series),
-                format!(
-                    "a read of samples {}..{} gave {} bytes, not {}",
-                    samples.start,
-                    samples.end,
-                    out.len(),
-                    n * width * elem
-                ),
-            ));
+        let mut jobs: Vec<(Range<u64>, &mut [u8])> = pieces.into_iter().zip(slices).collect();
+        if self.read_threads <= 1 || jobs.len() == 1 {
+            for (r, buf) in jobs {
+                self.piece(r, &cols, buf)?;
+            }
+            return Ok(out);
+        }
+        while !jobs.is_empty() {
+            let group: Vec<_> = jobs.drain(..jobs.len().min(self.read_threads)).collect();
+            let results: Vec<DspResult<()>> = std::thread::scope(|s| {
+                let handles: Vec<_> = group
+                    .into_iter()
+                    .map(|(r, buf)| {
+                        let cols = cols.clone();
+                        s.spawn(move || self.piece(r, &cols, buf))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a piece read does not panic"))
+                    .collect()
+            });
+            results.into_iter().collect::<DspResult<()>>()?;
         }
         Ok(out)
+    }
+
+    /// `samples` cut into pieces for [`NwbRecording::frames`]: about one per read thread, on
+    /// multiples of the chunk rows, none over [`MAX_READ_BYTES`].
+    fn pieces(&self, samples: &Range<u64>, row_bytes: usize) -> Vec<Range<u64>> {
+        let n = samples.end - samples.start;
+        if n == 0 {
+            return vec![samples.clone()];
+        }
+        let max_rows = (MAX_READ_BYTES / row_bytes.max(1)).max(1) as u64;
+        let chunk = self.chunk_rows.filter(|&c| c > 0).unwrap_or(n);
+        let mut per = n.div_ceil(self.read_threads.max(1) as u64).div_ceil(chunk) * chunk;
+        per = per.min(max_rows);
+        if per >= chunk {
+            per = per / chunk * chunk;
+        }
+        let mut cuts = Vec::new();
+        let mut at = samples.start / chunk * chunk + per;
+        while at < samples.end {
+            if at > samples.start {
+                cuts.push(at);
+            }
+            at += per;
+        }
+        let mut pieces = Vec::with_capacity(cuts.len() + 1);
+        let mut from = samples.start;
+        for c in cuts {
+            pieces.push(from..c);
+            from = c;
+        }
+        pieces.push(from..samples.end);
+        pieces
+    }
+
+    /// Reads frames `samples` (at most [`MAX_READ_BYTES`]), channels `cols`, into `out`.
+    fn piece(&self, samples: Range<u64>, cols: &Range<usize>, out: &mut [u8]) -> DspResult<()> {
+        let (start, end) = (samples.start, samples.end);
+        let mut selections = vec![SliceInfoElem::Slice {
+            start,
+            end,
+            step: 1,
+        }];
+        if self.data.ndim() == 2 {
+            selections.push(SliceInfoElem::Slice {
+                start: cols.start as u64,
+                end: cols.end as u64,
+                step: 1,
+            });
+        }
+        let sel = SliceInfo { selections };
+        let bad = |e: hdf5_reader::error::Error| {
+            self.h5.err(
+                &format!("{}/data", self.series),
+                format!("cannot read samples {start}..{end}: {e}"),
+            )
+        };
+        let short = |got: usize| {
+            self.h5.err(
+                &format!("{}/data", self.series),
+                format!(
+                    "a read of samples {start}..{end} gave {got} bytes, not {}",
+                    out.len()
+                ),
+            )
+        };
+        macro_rules! read_as {
+            ($t:ty) => {{
+                let a = self.data.read_slice::<$t>(&sel).map_err(bad)?;
+                let got = a.len() * std::mem::size_of::<$t>();
+                if got != out.len() {
+                    return Err(short(got));
+                }
+                match a.as_slice() {
+                    Some(v) => out.copy_from_slice(bytemuck::cast_slice(v)),
+                    None => {
+                        for (dst, v) in out
+                            .chunks_exact_mut(std::mem::size_of::<$t>())
+                            .zip(a.iter())
+                        {
+                            dst.copy_from_slice(&v.to_le_bytes());
+                        }
+                    }
+                }
+            }};
+        }
+        match self.info.format {
+            SampleFormat::I8 => read_as!(i8),
+            SampleFormat::I16 => read_as!(i16),
+            SampleFormat::U16 => read_as!(u16),
+            SampleFormat::I32 => read_as!(i32),
+            SampleFormat::F32 => read_as!(f32),
+            SampleFormat::F64 => read_as!(f64),
+        }
+        Ok(())
+    }
+
+    /// The most threads one read is split across (pieces of whole chunk rows).
+    pub fn read_threads(&self) -> usize {
+        self.read_threads
+    }
+
+    /// Sets the most threads one read is split across (0 counts as 1).
+    pub fn set_read_threads(&mut self, threads: usize) {
+        self.read_threads = threads.max(1);
     }
 
     /// The stored values of `channels` over `samples`, channel-major: the columns from the

@@ -88,6 +88,21 @@ fn int16_gzip_with_rate_and_channel_conversion() {
             assert_eq!(frames[s * 3 + c], whole[c * 40 + 10 + s]);
         }
     }
+    // Split across any number of threads (pieces of whole chunk rows), the same values.
+    let mut rec = rec;
+    for threads in [1, 2, 3, 7] {
+        rec.set_read_threads(threads);
+        for range in [0..40, 10..35, 15..17, 31..33, 39..40] {
+            let n = (range.end - range.start) as usize;
+            let mut got = vec![0f32; 3 * n];
+            rec.read_native(range.clone(), &mut got).unwrap();
+            let want: Vec<f32> = (range.start as usize..range.end as usize)
+                .flat_map(|s| (0..3).map(move |c| (c, s)))
+                .map(|(c, s)| whole[c * 40 + s])
+                .collect();
+            assert_eq!(got, want, "{threads} threads, samples {range:?}");
+        }
+    }
 }
 
 #[test]
