@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Issue 33's speed figures for `dspk detect`: preprocess (spikeinterface preset) + detection of a
+# 384-channel int16 SpikeGLX-like file in the page cache to peaks on disk, against `dspk
+# preprocess` alone (same preset, float32 to /dev/shm) in the same run, and against
+# SpikeInterface's detect_peaks (all cores) on dspk's preprocessed file where SpikeInterface is
+# installed. Spikes (troughs of 150-300 counts over three channels, one every 3 ms) are planted
+# in int16 noise. Usage: bench/detect-h200.sh DSPK [SECONDS] (python3 with NumPy writes the file).
+set -euo pipefail
+dspk=$1 seconds=${2:-60}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir" /dev/shm/dspk-detect' EXIT
+mkdir -p /dev/shm/dspk-detect
+python3 - "$dir" "$seconds" <<'PY'
+import sys
+import numpy as np
+d, seconds = sys.argv[1], int(sys.argv[2])
+n, c = seconds * 30000, 385
+rng = np.random.default_rng(7)
+shape = np.exp(-((np.arange(-4, 5) / 2.0) ** 2))
+with open(f"{d}/rec_g0_t0.imec0.ap.bin", "wb") as f:
+    for start in range(0, n, 300000):
+        m = min(300000, n - start)
+        block = rng.normal(0, 20, size=(m, c)).astype(np.int16)
+        block[:, :384] += rng.integers(-400, 400, size=384, dtype=np.int16)
+        times = np.arange(10, m - 10, 90)
+        chans = rng.integers(1, 383, size=len(times))
+        amps = rng.uniform(150, 300, size=len(times))
+        for k, s in enumerate(shape):
+            for dc, w in ((-1, 0.5), (0, 1.0), (1, 0.5)):
+                block[times + k - 4, chans + dc] -= (amps * s * w).astype(np.int16)
+        block[:, 384] = 0
+        block.tofile(f)
+imro = "(0,384)" + "".join(f"({i} 0 0 500 250 1)" for i in range(384))
+chans = "(384,384,1)" + "".join(f"(AP{i};{i}:{i})" for i in range(384)) + "(SY0;768:768)"
+shank = "(1,2,480)" + "".join(f"(0:{i % 2}:{i // 2}:1)" for i in range(384))
+open(f"{d}/rec_g0_t0.imec0.ap.meta", "w").write(f"""typeThis=imec
+imSampRate=30000.0
+nSavedChans=385
+snsApLfSy=384,0,1
+acqApLfSy=384,384,1
+snsSaveChanSubset=0:383,768
+imAiRangeMax=0.6
+imAiRangeMin=-0.6
+imMaxInt=512
+imDatPrb_type=0
+imDatPrb_pn=NP1000
+fileSizeBytes={n * c * 2}
+~imroTbl={imro}
+~snsChanMap={chans}
+~snsShankMap={shank}
+""")
+print(f"planted one spike every 90 samples: {n // 90} in {seconds} s")
+PY
+rec=$dir/rec_g0_t0.imec0.ap.bin
+cat "$rec" > /dev/null
+out=/dev/shm/dspk-detect
+t0=$(date +%s.%N)
+"$dspk" --runtime wgpu --json preprocess "$rec" --pipeline spikeinterface --format float32 \
+    -o "$out/pre.bin" > "$dir/pre.json"
+t1=$(date +%s.%N)
+"$dspk" --runtime wgpu --json detect "$rec" --pipeline spikeinterface -o "$out/peaks.npy" \
+    > "$dir/detect.json"
+t2=$(date +%s.%N)
+python3 - "$dir" "$t0" "$t1" "$t2" "$seconds" "$out" <<'PY'
+import json, sys, time
+import numpy as np
+d, t0, t1, t2, seconds, out = sys.argv[1], *map(float, sys.argv[2:6]), sys.argv[6]
+p = json.load(open(f"{d}/pre.json"))["report"]
+r = json.load(open(f"{d}/detect.json"))["report"]
+peaks = np.load(f"{out}/peaks.npy")
+print(f"preprocess alone (spikeinterface, float32 to /dev/shm): process {t1 - t0:.2f} s "
+      f"({seconds / (t1 - t0):.0f}x real time), apply {p['apply_s']:.2f} s "
+      f"({p['realtime_factor']:.0f}x real time)")
+print(f"preprocess + detect to {out}/peaks.npy: process {t2 - t1:.2f} s "
+      f"({seconds / (t2 - t1):.0f}x real time), fit (noise) {r['fit_s']:.2f} s, detect pass "
+      f"{r['detect_s']:.2f} s ({r['realtime_factor']:.0f}x real time), {r['peaks']} peaks "
+      f"({r['rate_per_channel_hz']:.2f}/channel/s), median noise {r['median_noise_uv']:.2f} uV, "
+      f"{r['windows']} windows of {r['window_samples']}")
+assert len(peaks) == r["peaks"]
+try:
+    import spikeinterface  # noqa: F401
+    print("SpikeInterface is installed here: compare with python/tests/test_detect.py's call")
+except ImportError as e:
+    print(f"SpikeInterface's detect_peaks: not run on this host ({e})")
+PY
