@@ -26,11 +26,16 @@
 //!
 //! # On the device
 //!
-//! The halo is the gain window's half length (1 499 samples for 3 000). One unit per
-//! (channel, sample) sums the window's taps in a fixed order in `f32` over the samples inside
-//! the segment, so a sample's gain — and the output — depends on the recording only, never on
-//! the window; a second pass sums each channel's matrix row in a fixed order and multiplies by
-//! the gain. Compilers may fuse the multiply-adds (see `dspk_kernels::decode`): the same bits on
+//! The halo is the gain window's half length (1 499 samples for 3 000). The Hann taps are
+//! `(1 + cos(2πj/P)) / (2S)`, so the gain splits into `Σ|x|`, `Σ cos θ·|x|` and `Σ sin θ·|x|`
+//! (`θ` the sample's phase modulo `P` from the segment's start): one pass sums them over a
+//! fixed grid of 64-sample blocks from the segment's start, and one unit per (channel, sample)
+//! takes the blocks wholly inside its reach through `cos(θ_s − θ_t)` and sums the samples
+//! before and after them with the taps directly — about 170 terms a sample instead of 2 999,
+//! each part in a fixed order in `f32` over the samples inside the segment, so a sample's
+//! gain — and the output — depends on the recording only, never on the window. A second pass
+//! sums each channel's matrix row in a fixed order and multiplies by the gain. Compilers may
+//! fuse the multiply-adds (see `dspk_kernels::decode`): the same bits on
 //! one kind of device for any windows, within a few roundings of the `f64` host everywhere.
 
 mod agc;
@@ -43,7 +48,7 @@ use cubecl::server::Handle;
 use dspk_kernels::{GridLimits, LaunchGeometry, device_elements, f32_arg, u32_arg};
 use dspk_types::{DspError, DspResult, RecordingInfo, SpatialHighpassSpec};
 
-pub use agc::{hann_taps, host_gain};
+pub use agc::{hann_sum, hann_taps, host_gain};
 pub use host::host;
 pub use spatial::SpatialOperator;
 
@@ -56,14 +61,21 @@ pub struct SpatialHighpassStage {
     channels: usize,
     taps: Handle,
     tap_count: usize,
+    trig: Handle,
+    period: usize,
+    half_inv_sum: f32,
     floor: f32,
     offsets: Handle,
     columns: Handle,
     weights: Handle,
     entries: usize,
     scratch: Option<(Handle, Handle, usize)>,
+    sums: Option<(Handle, usize)>,
     limits: GridLimits,
 }
+
+/// Samples per block of the gain's block sums.
+const GAIN_BLOCK: usize = 64;
 
 impl std::fmt::Debug for SpatialHighpassStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,12 +109,27 @@ impl SpatialHighpassStage {
             at += row.len() as u32;
             offsets.push(at);
         }
-        let taps = hann_taps(spec.agc_points());
+        let points = spec.agc_points();
+        let taps = hann_taps(points);
+        // The Hann window's period P = points − 1 (≥ 1) and its full sum S: the taps are
+        // (1 + cos(2πj/P)) / (2S), the phases' table cos, sin of 2πn/P.
+        let period = (points as usize).saturating_sub(1).max(1);
+        let full_sum = hann_sum(points);
+        let trig = (0..period).flat_map(|n| {
+            let angle = 2.0 * std::f64::consts::PI * n as f64 / period as f64;
+            [
+                (angle.cos() as f32).to_le_bytes(),
+                (angle.sin() as f32).to_le_bytes(),
+            ]
+        });
         Ok(Self {
             client: client.clone(),
             channels: info.channel_count(),
             tap_count: taps.len(),
             taps: upload(client, taps.iter().map(|&w| (w as f32).to_le_bytes())),
+            trig: upload(client, trig),
+            period,
+            half_inv_sum: (0.5 / full_sum) as f32,
             floor: spec.agc_floor_uv as f32,
             offsets: upload(client, offsets.into_iter().map(u32::to_le_bytes)),
             columns: upload(client, rows.iter().flatten().map(|&(k, _)| k.to_le_bytes())),
@@ -114,6 +141,7 @@ impl SpatialHighpassStage {
             ),
             entries,
             scratch: None,
+            sums: None,
             limits: GridLimits::of(client),
         })
     }
@@ -130,6 +158,21 @@ impl SpatialHighpassStage {
                 );
                 self.scratch = Some((g.clone(), s.clone(), len));
                 Ok((g, s))
+            }
+        }
+    }
+}
+
+impl SpatialHighpassStage {
+    /// The block sums' scratch buffer, of at least `len` values.
+    fn sums(&mut self, len: usize) -> DspResult<Handle> {
+        match &self.sums {
+            Some((h, n)) if *n >= len => Ok(h.clone()),
+            _ => {
+                device_elements("spatial high-pass block sums", &[len])?;
+                let h = self.client.empty(len.max(1) * 4);
+                self.sums = Some((h.clone(), len));
+                Ok(h)
             }
         }
     }
@@ -160,6 +203,31 @@ impl Stage for SpatialHighpassStage {
         let readable = span.input_range(self.halo());
         let (gain, scaled) = self.scratch(span.len())?;
         let n = self.channels;
+        // The block grid and the phases start at the segment's first sample.
+        let from_segment = i128::from(span.origin) - i128::from(span.segment.start);
+        let off_b = from_segment.rem_euclid(GAIN_BLOCK as i128) as usize;
+        let off_p = from_segment.rem_euclid(self.period as i128) as usize;
+        let blocks = (span.stride + off_b) / GAIN_BLOCK + 1;
+        let sums = self.sums(3 * n * blocks)?;
+        let units = n * blocks;
+        let geometry = LaunchGeometry::elementwise_with(&self.limits, units)?;
+        kernel::block_sums::launch(
+            &self.client,
+            geometry.cube_count(),
+            geometry.cube_dim(),
+            f32_arg(input, span.len())?,
+            f32_arg(&sums, 3 * units)?,
+            f32_arg(&self.trig, 2 * self.period)?,
+            n,
+            span.stride,
+            blocks,
+            readable.start,
+            readable.end,
+            off_b,
+            off_p,
+            self.period,
+            GAIN_BLOCK,
+        );
         let g = LaunchGeometry::channels_samples_with(&self.limits, n, len)?;
         kernel::agc::launch(
             &self.client,
@@ -169,6 +237,8 @@ impl Stage for SpatialHighpassStage {
             f32_arg(&gain, span.len())?,
             f32_arg(&scaled, span.len())?,
             f32_arg(&self.taps, self.tap_count)?,
+            f32_arg(&sums, 3 * units)?,
+            f32_arg(&self.trig, 2 * self.period)?,
             n,
             span.stride,
             span.produce.start,
@@ -176,8 +246,13 @@ impl Stage for SpatialHighpassStage {
             readable.start,
             readable.end,
             (self.tap_count - 1) / 2,
-            self.tap_count,
+            blocks,
+            off_b,
+            off_p,
+            self.period,
+            self.half_inv_sum,
             self.floor,
+            GAIN_BLOCK,
         );
         kernel::mix::launch(
             &self.client,

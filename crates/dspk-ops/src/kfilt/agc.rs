@@ -1,16 +1,29 @@
 //! The automatic gain control's window and its `f64` host gain: `ibldsp.voltage.agc`'s
 //! normalised Hann window applied to `|x|` as a centred convolution, zero past the ends.
 
+/// `np.hanning(points)`'s sum (1 for a single point), what [`hann_taps`] divides by.
+pub fn hann_sum(points: u32) -> f64 {
+    hann(points).iter().sum()
+}
+
+/// `np.hanning(points)`: `0.5 − 0.5·cos(2πn/(points − 1))`, `[1]` for a single point.
+fn hann(points: u32) -> Vec<f64> {
+    if points <= 1 {
+        return vec![1.0];
+    }
+    let m = f64::from(points - 1);
+    (0..points)
+        .map(|n| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * f64::from(n) / m).cos())
+        .collect()
+}
+
 /// `np.hanning(points) / sum` without its two zero end points (for `points >= 3`; a single
 /// point is `[1]`): the taps at offsets `-half..=half` of the gain, `half = (len - 1) / 2`.
 pub fn hann_taps(points: u32) -> Vec<f64> {
     if points <= 1 {
         return vec![1.0];
     }
-    let m = f64::from(points - 1);
-    let full: Vec<f64> = (0..points)
-        .map(|n| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * f64::from(n) / m).cos())
-        .collect();
+    let full = hann(points);
     let sum: f64 = full.iter().sum();
     // The end points are 0.5 − 0.5·cos(0) and 0.5 − 0.5·cos(2π): exactly 0 in f64.
     full[1..full.len() - 1].iter().map(|w| w / sum).collect()
