@@ -46,7 +46,7 @@ impl PipelineSpec {
                 StageSpec::PhaseShift(p) => phase_shift(p, info),
                 StageSpec::Whiten(w) => whiten(w, info),
                 StageSpec::InterpolateBad(i) => interpolate(i, info),
-                StageSpec::SpatialHighpass(s) => s.check(),
+                StageSpec::SpatialHighpass(s) => s.check(info),
                 StageSpec::Scale(s) => scale(s, index + 1 == self.stages.len()),
             };
             checked.map_err(fail)?;

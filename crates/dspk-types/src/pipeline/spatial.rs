@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::MAX_FILTER_ORDER;
+use crate::RecordingInfo;
 
 /// Most channels of mirrored padding a spatial high-pass may ask for on each side.
 pub const MAX_PAD_CHANNELS: u32 = 4096;
@@ -89,9 +90,50 @@ impl SpatialHighpassSpec {
         2 * half + 1
     }
 
-    /// Checks the numbers (nothing here depends on the recording: without a probe every
-    /// channel is on one shank).
-    pub(super) fn check(&self) -> Result<(), String> {
+    /// `scipy.signal.sosfiltfilt`'s default pad length for this Butterworth high-pass:
+    /// `3·(2·sections + 1 − z)` with `⌈order/2⌉` sections, `z = 1` for an odd order (its
+    /// first-order section has `b2 = a2 = 0`), else 0. A shank's padded channels must exceed it.
+    pub fn padlen(&self) -> usize {
+        let sections = self.order.div_ceil(2) as usize;
+        3 * (2 * sections + 1 - (self.order % 2) as usize)
+    }
+
+    /// Checks the numbers, and that each shank of `info` (one without a probe; every channel
+    /// needs a contact with one) is long enough once padded for `sosfiltfilt`.
+    pub(super) fn check(&self, info: &RecordingInfo) -> Result<(), String> {
+        self.check_numbers()?;
+        let channels = info.channel_count();
+        let mut shanks: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+        for c in 0..channels {
+            let shank = match &info.probe {
+                None => 0,
+                Some(probe) => probe.contact(c).map(|k| k.shank).map_err(|_| {
+                    format!(
+                        "a spatial high-pass groups channels by shank, and channel {c} ({}) has \
+                         no contact on the probe (select the signal channels)",
+                        info.channels[c].name
+                    )
+                })?,
+            };
+            shanks.entry(shank).or_default().push(c);
+        }
+        let pad = self.pad_channels as usize;
+        for (shank, members) in &shanks {
+            let n = members.len();
+            let padded = n + 2 * pad.min(n);
+            if padded <= self.padlen() {
+                return Err(format!(
+                    "a spatial high-pass of order {} needs more than {} channels per shank once \
+                     padded, and shank {shank} has {n} ({padded} padded)",
+                    self.order,
+                    self.padlen()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_numbers(&self) -> Result<(), String> {
         if !(1..=MAX_AGC_WINDOW_SAMPLES).contains(&self.agc_window_samples) {
             return Err(format!(
                 "agc_window_samples {} is not within 1..={MAX_AGC_WINDOW_SAMPLES}",
@@ -151,9 +193,18 @@ mod tests {
 
     #[test]
     fn bad_numbers_are_refused_with_their_values() {
-        let bad = |s: SpatialHighpassSpec| s.check().unwrap_err();
+        let bad = |s: SpatialHighpassSpec| s.check_numbers().unwrap_err();
         let d = SpatialHighpassSpec::default();
-        assert!(d.check().is_ok());
+        assert!(d.check_numbers().is_ok());
+        assert_eq!(d.padlen(), 12);
+        assert_eq!(
+            SpatialHighpassSpec {
+                order: 4,
+                ..d.clone()
+            }
+            .padlen(),
+            15
+        );
         assert!(
             bad(SpatialHighpassSpec {
                 cutoff: 1.0,

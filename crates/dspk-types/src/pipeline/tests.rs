@@ -356,3 +356,18 @@ fn a_center_stage_needs_a_fit_window() {
         .check(&info(4, false, false))
         .unwrap();
 }
+
+#[test]
+fn a_spatial_high_pass_on_a_shank_too_short_is_refused_before_it_runs() {
+    let ibl = PipelineSpec::preset("ibl").unwrap();
+    // Order 3: sosfiltfilt's padlen is 12, and 4 channels mirrored by 4 on each side are 12.
+    for probe in [false, true] {
+        let e = ibl.check(&info(4, probe, false)).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "stage 2 (spatial_highpass) of the pipeline: a spatial high-pass of order 3 needs \
+             more than 12 channels per shank once padded, and shank 0 has 4 (12 padded)"
+        );
+        ibl.check(&info(5, probe, false)).unwrap();
+    }
+}
