@@ -339,9 +339,13 @@ pub(crate) fn attr_number(attr: H5Result<Attribute>) -> Result<Option<f64>, Stri
 pub(crate) fn type_name(t: &Datatype) -> String {
     match t {
         Datatype::FixedPoint { size, signed, .. } => {
-            format!("{}int{}", if *signed { "" } else { "u" }, size * 8)
+            format!(
+                "{}int{}",
+                if *signed { "" } else { "u" },
+                u32::from(*size) * 8
+            )
         }
-        Datatype::FloatingPoint { size, .. } => format!("float{}", size * 8),
+        Datatype::FloatingPoint { size, .. } => format!("float{}", u32::from(*size) * 8),
         Datatype::String { .. } => "strings".into(),
         Datatype::VarLen { .. } => "variable-length data".into(),
         Datatype::Compound { .. } => "a compound type".into(),
@@ -359,5 +363,27 @@ fn is_not_found(e: &Error) -> bool {
         Error::AttributeNotFound(_) | Error::GroupNotFound(_) | Error::DatasetNotFound(_) => true,
         Error::Context { source, .. } => is_not_found(source),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::type_name;
+    use hdf5_reader::{ByteOrder, Datatype};
+
+    /// A file may state any width up to 255 bytes (the fuzzer's first find: `size * 8` in u8).
+    #[test]
+    fn type_names_of_any_width() {
+        let wide = Datatype::FixedPoint {
+            size: 255,
+            signed: false,
+            byte_order: ByteOrder::LittleEndian,
+        };
+        assert_eq!(type_name(&wide), "uint2040");
+        let wide = Datatype::FloatingPoint {
+            size: 32,
+            byte_order: ByteOrder::BigEndian,
+        };
+        assert_eq!(type_name(&wide), "float256");
     }
 }
