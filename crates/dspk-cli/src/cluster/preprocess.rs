@@ -186,8 +186,17 @@ pub(crate) fn run_part(
     })?;
     let planned = PlannedOutput::load(dir, output)?;
     let source = signal_source(input)?;
-    let inputs = input
-        .files()?
+    std::fs::create_dir_all(dir.join(OUTPUTS_DIR)).map_err(|e| {
+        CliError::new(format!(
+            "{}: cannot create: {e}",
+            dir.join(OUTPUTS_DIR).display()
+        ))
+    })?;
+    let files = input.files()?;
+    let name = part_name(job.job);
+    // A part never overwrites a file of its recording (a plan folder among the data).
+    dspk_io::check_output(&files, "the job's part", &dir.join(&name))?;
+    let inputs = files
         .into_iter()
         .map(|(path, role)| InputFile::of(&path, &role))
         .collect::<Result<Vec<_>, _>>()?;
@@ -196,9 +205,6 @@ pub(crate) fn run_part(
         route: DecodeRoute::from_env()?,
         inputs,
     };
-    let name = part_name(job.job);
-    std::fs::create_dir_all(dir.join(OUTPUTS_DIR))
-        .map_err(|e| CliError::new(format!("{}: cannot create: {e}", OUTPUTS_DIR)))?;
     let order = plan.options.order.unwrap_or(MemoryOrder::TimeMajor);
     let mut sink = BinarySink::new(dir.join(&name), order, input.label())
         .format(output_format(&spec.output()));
