@@ -5,9 +5,15 @@
 # preprocessed with the kilosort4 and spikeinterface presets to /tmp and /dev/shm.
 # Usage: bench/preprocess-h200.sh DSPK [SECONDS [BASELINE]] (python3 with NumPy writes the file);
 # BASELINE, a command such as "python3 bench/kilosort4_speed.py", runs after dspk on each
-# filesystem with the file, its channel count and the output folder appended.
+# filesystem with the file, its channel count and the output folder appended. With DSPK_OLD set
+# to another dspk binary, each figure is measured for both, alternated (new, old, new, old).
+# K1a (file -> kilosort4 windows kept on the device, `--on-device`) runs once, before the
+# filesystems.
 set -euo pipefail
 dspk=$1 seconds=${2:-60} baseline=${3:-}
+old=${DSPK_OLD:-}
+bins=("$dspk") labels=(new)
+[ -n "$old" ] && bins+=("$old" "$dspk" "$old") labels+=(old new old)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir" /tmp/dspk-out /dev/shm/dspk-out' EXIT
 mkdir -p /tmp/dspk-out /dev/shm/dspk-out
@@ -58,35 +64,56 @@ dd_rate() { # bytes target -> MB/s of dd conv=fsync
     rm -f "$2/dd.bin"
     python3 -c "print(round($n * 16777216 / 1e6 / ($t1 - $t0), 1))"
 }
+for i in 1 2; do
+    "$dspk" --runtime wgpu --json preprocess "$rec" --pipeline kilosort4 --on-device |
+        python3 -c 'import json, sys; r = json.load(sys.stdin); print("K1a kilosort4 kept on the device: fit %.2f s, apply %.2f s (%.0fx real time)" % (r["fit_s"], r["apply_s"], r["realtime_factor"]))'
+done
 for where in /tmp/dspk-out /dev/shm/dspk-out; do
     echo "dd int16 bytes to $where: $(dd_rate $int16_bytes $where) MB/s (same run)"
     for preset in kilosort4 spikeinterface; do
+      for k in "${!bins[@]}"; do
+        bin=${bins[$k]} label=${labels[$k]}
         out=$where/$preset.bin
         t0=$(date +%s.%N)
-        "$dspk" --runtime wgpu --json preprocess "$rec" --pipeline "$preset" --format int16 \
+        "$bin" --runtime wgpu --json preprocess "$rec" --pipeline "$preset" --format int16 \
             -o "$out" > "$dir/$preset.json"
         t1=$(date +%s.%N)
-        python3 - "$dir/$preset.json" "$t0" "$t1" "$seconds" "$preset" "$where" <<'PY'
+        python3 - "$dir/$preset.json" "$t0" "$t1" "$seconds" "$preset" "$where" "$label" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["report"]
 t0, t1, seconds = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 written = r["plan"]["output_bytes"]
-print(f"preprocess {sys.argv[5]} -> {sys.argv[6]}: process {t1 - t0:.2f} s "
+print(f"[{sys.argv[7]}] preprocess {sys.argv[5]} -> {sys.argv[6]}: process {t1 - t0:.2f} s "
       f"({seconds / (t1 - t0):.1f}x real time), fit {r['fit_s']:.2f} s, apply {r['apply_s']:.2f} s "
       f"({r['realtime_factor']:.1f}x real time, {written / 1e6 / r['apply_s']:.0f} MB/s written)")
 print("  stages (one window, device time): " + ", ".join(
     f"{s['kind']} {s['window_ms']:.2f} ms ({s['realtime']:.0f}x)" for s in r["stage_times"]))
 PY
+        # The first output of each binary is kept: new and old must be the same bytes.
+        [ -f "$dir/$preset-$label.bin" ] || cp "$out" "$dir/$preset-$label.bin"
         rm -f "$out" "$out.json"
+      done
+      if [ -n "$old" ]; then
+        if cmp "$dir/$preset-new.bin" "$dir/$preset-old.bin"; then echo "$preset: new and old outputs are the same bytes"; else echo "$preset: new and old outputs DIFFER"; fi
+      fi
+      rm -f "$dir/$preset-new.bin" "$dir/$preset-old.bin"
     done
     if [ -n "$baseline" ]; then
         $baseline "$rec" 385 "$where" || echo "baseline failed: $baseline"
     fi
     echo "dd float32 bytes to $where: $(dd_rate $f32_bytes $where) MB/s (same run)"
-    t0=$(date +%s.%N)
-    wall=$("$dspk" --runtime wgpu --json convert "$rec" -o "$where/conv.bin" |
-        python3 -c 'import json, sys; print(json.load(sys.stdin)["wall_s"])')
-    t1=$(date +%s.%N)
-    python3 -c "print(f'convert -> $where: pass {$wall:.2f} s, process {$t1 - $t0:.2f} s, {$f32_bytes / 1e6 / $wall:.0f} MB/s written, {$seconds / $wall:.1f}x real time')"
-    rm -f "$where/conv.bin" "$where/conv.bin.json"
+    for k in "${!bins[@]}"; do
+        bin=${bins[$k]} label=${labels[$k]}
+        t0=$(date +%s.%N)
+        wall=$("$bin" --runtime wgpu --json convert "$rec" -o "$where/conv.bin" |
+            python3 -c 'import json, sys; print(json.load(sys.stdin)["wall_s"])')
+        t1=$(date +%s.%N)
+        python3 -c "print(f'[$label] convert -> $where: pass {$wall:.2f} s, process {$t1 - $t0:.2f} s, {$f32_bytes / 1e6 / $wall:.0f} MB/s written, {$seconds / $wall:.1f}x real time')"
+        [ -f "$dir/conv-$label.bin" ] || cp "$where/conv.bin" "$dir/conv-$label.bin"
+        rm -f "$where/conv.bin" "$where/conv.bin.json"
+    done
+    if [ -n "$old" ]; then
+        if cmp "$dir/conv-new.bin" "$dir/conv-old.bin"; then echo "convert: new and old outputs are the same bytes"; else echo "convert: new and old outputs DIFFER"; fi
+    fi
+    rm -f "$dir/conv-new.bin" "$dir/conv-old.bin"
 done
