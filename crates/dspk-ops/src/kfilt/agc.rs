@@ -6,14 +6,19 @@ pub fn hann_sum(points: u32) -> f64 {
     hann(points).iter().sum()
 }
 
-/// `np.hanning(points)`: `0.5 − 0.5·cos(2πn/(points − 1))`, `[1]` for a single point.
+/// `np.hanning(points)` as numpy computes it, `0.5 + 0.5·cos(π·n/(points − 1))` for
+/// `n = 1 − points, 3 − points, …, points − 1`, so that the values are numpy's to the bit
+/// (`[1]` for a single point).
 fn hann(points: u32) -> Vec<f64> {
     if points <= 1 {
         return vec![1.0];
     }
     let m = f64::from(points - 1);
     (0..points)
-        .map(|n| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * f64::from(n) / m).cos())
+        .map(|k| {
+            let n = 2.0 * f64::from(k) - m;
+            0.5 + 0.5 * (std::f64::consts::PI * n / m).cos()
+        })
         .collect()
 }
 
@@ -25,7 +30,7 @@ pub fn hann_taps(points: u32) -> Vec<f64> {
     }
     let full = hann(points);
     let sum: f64 = full.iter().sum();
-    // The end points are 0.5 − 0.5·cos(0) and 0.5 − 0.5·cos(2π): exactly 0 in f64.
+    // The end points are 0.5 + 0.5·cos(∓π): exactly 0 in f64.
     full[1..full.len() - 1].iter().map(|w| w / sum).collect()
 }
 
@@ -55,6 +60,17 @@ mod tests {
         // np.hanning(5) = [0, .5, 1, .5, 0], sum 2.
         assert_eq!(hann_taps(5), vec![0.25, 0.5, 0.25]);
         assert_eq!(hann_taps(1), vec![1.0]);
+        // numpy 2.x: (np.hanning(7) / np.hanning(7).sum())[1:-1], to the bit.
+        assert_eq!(
+            hann_taps(7),
+            vec![
+                0.08333333333333337,
+                0.25,
+                0.3333333333333333,
+                0.25,
+                0.08333333333333337
+            ]
+        );
         let taps = hann_taps(3001);
         assert_eq!(taps.len(), 2999);
         assert!((taps.iter().sum::<f64>() - 1.0).abs() < 1e-12);
