@@ -4,6 +4,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+mod truth;
+
+pub use truth::PlantedSpike;
+
 use crate::{
     ChannelInfo, DspError, DspResult, MemoryOrder, RecordingInfo, RecordingSource, SampleFormat,
     SampleRate, SignalUnit, check_read, check_read_stored,
