@@ -5,6 +5,8 @@ use dspk_ops::detect::{DetectSpec, Peak, median};
 use dspk_types::{DspResult, PipelineSpec, RecordingInfo};
 use serde::{Deserialize, Serialize};
 
+use crate::detect_truth::TruthScore;
+
 /// A detection run's parameters and figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DetectReport {
@@ -47,6 +49,10 @@ pub struct DetectReport {
     pub realtime_factor: f64,
     /// The devices, by label.
     pub devices: Vec<String>,
+    /// The peaks scored against the spikes the recording planted, where it is the synthetic
+    /// recording ([`crate::Detected::score_against`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truth: Option<TruthScore>,
 }
 
 impl DetectReport {
@@ -97,6 +103,7 @@ impl DetectReport {
                 0.0
             },
             devices,
+            truth: None,
         })
     }
 }

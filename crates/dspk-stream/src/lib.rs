@@ -88,6 +88,7 @@ mod convert;
 mod detect;
 mod detect_report;
 mod detect_table;
+mod detect_truth;
 mod fit;
 mod host;
 mod multi;
@@ -108,6 +109,7 @@ pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, clas
 pub use convert::{ConvertOptions, Converted, convert};
 pub use detect::{DetectOptions, Detected, detect, detect_windows, detection_halo, fit_noise};
 pub use detect_report::DetectReport;
+pub use detect_truth::{TRUTH_TOLERANCE_MS, TruthScore, score_peaks};
 pub use detect_table::{TableFormat, encode_peaks, peak_records};
 /// The fitted parameters of a pipeline (dspk-ops'), as preprocessing takes and reports them.
 pub use dspk_ops::Fits;
