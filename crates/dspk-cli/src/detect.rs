@@ -55,7 +55,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &DetectOptions) -> CliResult<St
         .samples
         .saturating_mul(input.info().frame_bytes() as u64);
     let progress = Progress::bytes("detect", stored);
-    let done = dspk_stream::detect(
+    let mut done = dspk_stream::detect(
         &devices,
         source,
         &spec,
@@ -65,6 +65,9 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &DetectOptions) -> CliResult<St
     )?;
     progress.finish();
     drop(prepared);
+    if let Some(truth) = input.as_synthetic() {
+        done.score_against(truth)?;
+    }
     dspk_io::durable::write_file(&opts.output, &encode_peaks(&done.peaks, format))?;
     if ctx.json {
         let value = json!({
@@ -81,7 +84,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &DetectOptions) -> CliResult<St
 
 /// The summary line(s) of a run.
 fn summary(label: &str, output: &std::path::Path, r: &DetectReport) -> String {
-    format!(
+    let mut text = format!(
         "found {} peaks in {label} ({} channels × {:.3} s): {:.2} per channel per second; \
          wrote {}\n\
          threshold {}× noise ({}; median noise {:.2} µV), radius {}, sweep {} ms ({} \
@@ -105,5 +108,21 @@ fn summary(label: &str, output: &std::path::Path, r: &DetectReport) -> String {
         r.detect_s,
         r.realtime_factor,
         r.devices.join(", "),
-    )
+    );
+    if let Some(t) = &r.truth {
+        let ratio = |v: Option<f64>| v.map_or("none".to_string(), |v| format!("{v:.3}"));
+        text.push_str(&format!(
+            "ground truth: found {} of {} planted spikes (recall {}), {} of {} peaks on no \
+             planted spike (precision {}), within ±{} ms ({} samples) of a trough\n",
+            t.found,
+            t.planted,
+            ratio(t.recall),
+            t.false_positives,
+            t.peaks,
+            ratio(t.precision),
+            t.tolerance_ms,
+            t.tolerance_samples,
+        ));
+    }
+    text
 }

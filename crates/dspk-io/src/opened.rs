@@ -53,6 +53,8 @@ pub struct OpenedRecording {
     pub origin: Origin,
     /// What the reader noticed without refusing the recording, one sentence each.
     pub warnings: Vec<String>,
+    /// The built-in synthetic recording it is, for its ground truth.
+    synthetic: Option<SyntheticRecording>,
 }
 
 impl std::fmt::Debug for OpenedRecording {
@@ -85,6 +87,7 @@ impl OpenedRecording {
             },
             source: rec.into_source(),
             warnings,
+            synthetic: None,
         })
     }
 
@@ -111,6 +114,7 @@ impl OpenedRecording {
             },
             source: Arc::new(joined.recording),
             warnings: joined.warnings,
+            synthetic: None,
         })
     }
 
@@ -122,8 +126,9 @@ impl OpenedRecording {
                 dead: rec.dead_channels().to_vec(),
                 noisy: rec.noisy_channels().to_vec(),
             },
-            source: Arc::new(rec),
+            source: Arc::new(rec.clone()),
             warnings: Vec::new(),
+            synthetic: Some(rec),
         })
     }
 
@@ -135,6 +140,7 @@ impl OpenedRecording {
                 label: label.into(),
             },
             warnings: Vec::new(),
+            synthetic: None,
         }
     }
 
@@ -162,6 +168,14 @@ impl OpenedRecording {
     pub fn with_probe_file(mut self, path: &Path) -> DspResult<Self> {
         self.source = crate::attach_probe_file(self.source, path)?;
         Ok(self)
+    }
+
+    /// The built-in synthetic recording this is (its planted spikes are the ground truth of a
+    /// detection on it, [`SyntheticRecording::planted_spikes`]); `None` for any other. Kept
+    /// through [`Self::with_rate`], [`Self::with_segment`] and [`Self::with_probe_file`], which
+    /// keep every sample where it is.
+    pub fn as_synthetic(&self) -> Option<&SyntheticRecording> {
+        self.synthetic.as_ref()
     }
 
     /// The recording's description.
