@@ -75,19 +75,85 @@ pub fn encode_peaks(peaks: &[Peak], format: TableFormat) -> Vec<u8> {
 /// Version 1.0 `.npy`: magic, header length, the header dict padded with spaces to a multiple
 /// of 64 bytes (newline last), then the records little-endian.
 fn npy(peaks: &[Peak]) -> Vec<u8> {
-    let mut header = format!(
-        "{{'descr': {DESCR}, 'fortran_order': False, 'shape': ({},), }}",
-        peaks.len()
-    );
+    let mut out = npy_preamble(peaks.len() as u64);
+    out.extend_from_slice(&peak_records(peaks));
+    out
+}
+
+/// The bytes of a `.npy` table of `count` peaks before its records.
+fn npy_preamble(count: u64) -> Vec<u8> {
+    let mut header = format!("{{'descr': {DESCR}, 'fortran_order': False, 'shape': ({count},), }}");
     let unpadded = 10 + header.len() + 1;
     header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + 32 * peaks.len());
+    let mut out = Vec::with_capacity(10 + header.len() + 32 * count as usize);
     out.extend_from_slice(b"\x93NUMPY\x01\x00");
     out.extend_from_slice(&(header.len() as u16).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(&peak_records(peaks));
     out
+}
+
+/// The peaks of a `.npy` table as [`encode_peaks`] writes it (a part of a cluster run read
+/// back): its header must be the one written for its record count, its data that many
+/// records.
+///
+/// # Errors
+/// Bytes that are not such a table (named by what differs: the preamble, or the data's length
+/// against the header's count), or a record out of a peak's range (a negative sample, a channel
+/// or segment past `u32`).
+pub fn decode_npy_peaks(bytes: &[u8]) -> DspResult<Vec<Peak>> {
+    let not_table =
+        || DspError::config("not a peak table as dspk writes it (.npy of SpikeInterface's dtype)");
+    let header_len = bytes
+        .get(8..10)
+        .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+        .ok_or_else(not_table)?;
+    let preamble = bytes.get(..10 + header_len).ok_or_else(not_table)?;
+    let count: u64 = std::str::from_utf8(&preamble[10..])
+        .ok()
+        .and_then(|h| h.split_once("'shape': (")?.1.split_once(",)"))
+        .and_then(|(n, _)| n.parse().ok())
+        .ok_or_else(not_table)?;
+    if preamble != npy_preamble(count).as_slice() {
+        return Err(not_table());
+    }
+    let data = &bytes[preamble.len()..];
+    if data.len() as u64 != count.saturating_mul(32) {
+        return Err(DspError::config(format!(
+            "a peak table whose header counts {count} peaks ({} bytes of records) holds {} \
+             bytes of records: it was cut or written over",
+            count.saturating_mul(32),
+            data.len()
+        )));
+    }
+    data.chunks_exact(32)
+        .map(|r| {
+            let field = |i: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&r[8 * i..8 * i + 8]);
+                b
+            };
+            let (sample, channel) = (i64::from_le_bytes(field(0)), i64::from_le_bytes(field(1)));
+            let segment = i64::from_le_bytes(field(3));
+            match (
+                u64::try_from(sample),
+                u32::try_from(channel),
+                u32::try_from(segment),
+            ) {
+                (Ok(sample), Ok(channel), Ok(segment)) => Ok(Peak {
+                    sample,
+                    channel,
+                    // Written from an f32: the f64 holds it exactly.
+                    amplitude: f64::from_le_bytes(field(2)) as f32,
+                    segment,
+                }),
+                _ => Err(DspError::config(format!(
+                    "a peak table's record (sample {sample}, channel {channel}, segment \
+                     {segment}) is out of a peak's range"
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// The records of `peaks` as the `.npy` data holds them: 32 bytes each, little-endian
@@ -101,4 +167,36 @@ pub fn peak_records(peaks: &[Peak]) -> Vec<u8> {
         out.extend_from_slice(&i64::from(p.segment).to_le_bytes());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_npy_table_reads_back_and_a_cut_one_is_refused() {
+        let peaks: Vec<Peak> = (0..70u32)
+            .map(|i| Peak {
+                sample: 1_000_003 * u64::from(i),
+                channel: i % 7,
+                amplitude: -(i as f32) * 1.25 - 0.1,
+                segment: i / 50,
+            })
+            .collect();
+        let bytes = encode_peaks(&peaks, TableFormat::Npy);
+        assert_eq!(decode_npy_peaks(&bytes).unwrap(), peaks);
+        assert_eq!(
+            decode_npy_peaks(&encode_peaks(&[], TableFormat::Npy)).unwrap(),
+            []
+        );
+        let err = decode_npy_peaks(&bytes[..bytes.len() - 32])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("counts 70 peaks (2240 bytes of records) holds 2208"),
+            "{err}"
+        );
+        let err = decode_npy_peaks(&bytes[..40]).unwrap_err().to_string();
+        assert!(err.contains("not a peak table"), "{err}");
+    }
 }
