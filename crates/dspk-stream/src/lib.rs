@@ -86,6 +86,7 @@
 mod classify;
 mod convert;
 mod detect;
+mod detect_part;
 mod detect_report;
 mod detect_table;
 mod detect_truth;
@@ -108,6 +109,7 @@ mod window;
 pub use classify::{Classification, DEAD_STD, Flag, NOISY_MADS, NOISY_RATIO, classify};
 pub use convert::{ConvertOptions, Converted, convert};
 pub use detect::{DetectOptions, Detected, detect, detect_windows, detection_halo, fit_noise};
+pub use detect_part::{DetectedPart, DetectionFit, detect_part, fit_detection};
 pub use detect_report::DetectReport;
 pub use detect_table::{TableFormat, decode_npy_peaks, encode_peaks, peak_records};
 pub use detect_truth::{TRUTH_TOLERANCE_MS, TruthScore, score_peaks};

@@ -115,7 +115,7 @@ pub fn preprocess_part(
 
 /// Refuses `fits` that lack a fitted stage of `spec`: a part must not fit on its own samples
 /// (its parameters would differ from the other parts').
-fn check_complete(spec: &PipelineSpec, fits: &Fits) -> DspResult<()> {
+pub(crate) fn check_complete(spec: &PipelineSpec, fits: &Fits) -> DspResult<()> {
     for (index, stage) in spec.stages.iter().enumerate() {
         let given = match stage {
             StageSpec::Whiten(_) => fits.whitening.contains_key(&index),
