@@ -78,8 +78,34 @@ print(f"preprocess + detect to {out}/peaks.npy: process {t2 - t1:.2f} s "
       f"{r['windows']} windows of {r['window_samples']}")
 assert len(peaks) == r["peaks"]
 try:
-    import spikeinterface  # noqa: F401
-    print("SpikeInterface is installed here: compare with python/tests/test_detect.py's call")
+    import os
+    import spikeinterface.core as sc
+    from spikeinterface.sortingcomponents.peak_detection import detect_peaks
 except ImportError as e:
     print(f"SpikeInterface's detect_peaks: not run on this host ({e})")
+    sys.exit(0)
+# SpikeInterface's detect_peaks on dspk's preprocessed file (the same values dspk detected on),
+# with dspk's noise levels and parameters, all cores, 1 s chunks.
+side = json.load(open(f"{out}/pre.bin.json"))
+si = sc.read_binary(f"{out}/pre.bin", sampling_frequency=30000.0, dtype="float32",
+                    num_channels=side["channel_count"], time_axis=0)
+si.set_dummy_probe_from_locations(
+    np.array([[c["x_um"], c["y_um"]] for c in side["probe"]["channels"]]))
+det = r["detect"]
+kwargs = dict(noise_levels=np.asarray(r["noise_uv"]), detect_threshold=det["threshold"],
+              peak_sign=det["sign"], radius_um=det["radius_um"],
+              exclude_sweep_ms=det["exclude_sweep_ms"])
+cores = os.cpu_count()
+for rep in (1, 2):
+    t = time.perf_counter()
+    theirs = detect_peaks(si, method="locally_exclusive", method_kwargs=kwargs,
+                          job_kwargs=dict(n_jobs=cores, chunk_duration="1s", progress_bar=False))
+    t = time.perf_counter() - t
+    print(f"SpikeInterface detect_peaks (locally_exclusive, {cores} jobs, 1 s chunks) on dspk's "
+          f"preprocessed file, run {rep}: {t:.2f} s ({seconds / t:.0f}x real time), "
+          f"{len(theirs)} peaks")
+mine = set(zip(peaks["sample_index"].tolist(), peaks["channel_index"].tolist()))
+other = set(zip(theirs["sample_index"].tolist(), theirs["channel_index"].tolist()))
+print(f"same (sample, channel): {len(mine & other)}; dspk only {len(mine - other)}; "
+      f"SpikeInterface only {len(other - mine)}")
 PY
