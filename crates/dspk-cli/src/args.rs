@@ -21,6 +21,7 @@ Examples:
   dspk plan *.ap.bin --chunk 10:00 --out jobs && sbatch jobs/array.sbatch
   dspk gather jobs                       the results of a Slurm job array, and what failed
   dspk plan a.ap.bin --preprocess kilosort4 --chunk 5:00 --out pre   fit once, jobs apply it
+  dspk plan a.ap.bin --detect --pipeline kilosort4 --chunk 5:00 --out det   noise fitted once
 
 Times (--start, --end, --duration, --synthetic-duration):
   12.5 or 12.5s or 1/3     exact seconds
@@ -106,8 +107,8 @@ pub(crate) struct PlanArgs {
     #[arg(value_name = "REC")]
     pub(crate) recordings: Vec<PathBuf>,
 
-    /// The plan's folder: plan.json, array.sbatch, results/ (outputs/ for convert and
-    /// preprocess; preprocess/ for a preprocess plan's fitted parameters)
+    /// The plan's folder: plan.json, array.sbatch, results/ (outputs/ for convert, preprocess
+    /// and detect; preprocess/ or detect/ for a plan's fitted parameters)
     #[arg(long, value_name = "DIR")]
     pub(crate) out: PathBuf,
 
@@ -157,6 +158,50 @@ pub(crate) struct PlanArgs {
         allow_hyphen_values = true
     )]
     pub(crate) gain: Option<f64>,
+
+    /// The jobs detect spikes (as `dspk detect`), each in a part of a recording into
+    /// DIR/outputs/job-N.npy; the pipeline's fitted stages and the noise levels are fitted
+    /// here, once per recording; `dspk gather` concatenates each recording's table,
+    /// DIR/outputs/rec-K.npy, the same bytes as one `dspk detect`
+    #[arg(long, conflicts_with_all = ["convert", "preprocess"])]
+    pub(crate) detect: bool,
+
+    /// Detect jobs: the pipeline run first: a preset's name, a spec file, or `none`
+    /// [default: none]
+    #[arg(long, value_name = "NAME|FILE", requires = "detect")]
+    pub(crate) pipeline: Option<String>,
+
+    /// Detect jobs: the threshold in noise levels [default: 5]
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "detect",
+        allow_hyphen_values = true
+    )]
+    pub(crate) threshold: Option<f64>,
+
+    /// Detect jobs: which crossings are peaks [default: neg]
+    #[arg(long, value_name = "SIGN", requires = "detect", value_parser = ["neg", "pos", "both"])]
+    pub(crate) sign: Option<String>,
+
+    /// Detect jobs: a peak excludes smaller ones on channels within this distance (µm)
+    /// [default: 50]
+    #[arg(
+        long,
+        value_name = "UM",
+        requires = "detect",
+        allow_hyphen_values = true
+    )]
+    pub(crate) radius: Option<f64>,
+
+    /// Detect jobs: ... and within this many ms [default: 0.1]
+    #[arg(
+        long,
+        value_name = "MS",
+        requires = "detect",
+        allow_hyphen_values = true
+    )]
+    pub(crate) exclude_sweep: Option<f64>,
 
     /// The Open Ephys stream to plan, by folder name or stream_name [default: every stream of
     /// each recording, a job or jobs each]

@@ -167,6 +167,8 @@ fn run(cli: Cli) -> CliResult<String> {
                     cluster::plan_file::JobCommand::Convert
                 } else if args.preprocess.is_some() {
                     cluster::plan_file::JobCommand::Preprocess
+                } else if args.detect {
+                    cluster::plan_file::JobCommand::Detect
                 } else {
                     cluster::plan_file::JobCommand::Scan
                 },
@@ -175,7 +177,18 @@ fn run(cli: Cli) -> CliResult<String> {
                 channels: args.channels,
                 order: args.order,
                 probe: args.probe,
-                pipeline: args.preprocess,
+                pipeline: args.preprocess.or(args.pipeline),
+                detect: args
+                    .detect
+                    .then(|| {
+                        cluster::detect::spec_of_flags(
+                            args.threshold,
+                            args.sign.as_deref(),
+                            args.radius,
+                            args.exclude_sweep,
+                        )
+                    })
+                    .transpose()?,
                 format: args
                     .format
                     .as_deref()

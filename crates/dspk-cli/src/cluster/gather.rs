@@ -1,7 +1,8 @@
 //! `dspk gather DIR`: every job's record read back as a typed value and merged
 //! (`gathered.json`, and JSON or a table on stdout), with the jobs that failed or never ran,
 //! each with its error; for a preprocess plan, each recording's output assembled from its
-//! jobs' parts once they are all done.
+//! jobs' parts once they are all done; for a detect plan, each recording's table concatenated
+//! from its jobs' parts.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -9,6 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::detect::{self, AssembledTable};
 use super::plan_file::{Job, JobCommand, PLAN_FILE, Plan, failure_path, result_path};
 use super::preprocess::{Assembled, assemble};
 use super::record::{JobRecord, read_record, splice};
@@ -50,6 +52,10 @@ struct Gathered<'a> {
     outputs: Vec<Assembled>,
     /// The plan's file.
     plan: String,
+    /// Detect plans: the tables concatenated from their parts (those whose jobs are all
+    /// done).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tables: Vec<AssembledTable>,
 }
 
 /// A job with no result (fields in alphabetical order, as the file has always had them).
@@ -108,9 +114,14 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
         }
     }
     let (failures, absent) = (failed.len(), missing.len());
+    let done: BTreeMap<usize, &JobRecord> = results.iter().map(|r| (r.job.job, *r)).collect();
     let outputs = if plan.command == JobCommand::Preprocess {
-        let done: BTreeMap<usize, &JobRecord> = results.iter().map(|r| (r.job.job, *r)).collect();
         assemble(dir, &plan, &done)?
+    } else {
+        Vec::new()
+    };
+    let tables = if plan.command == JobCommand::Detect {
+        detect::assemble(dir, &plan, &done)?
     } else {
         Vec::new()
     };
@@ -122,6 +133,7 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
         missing,
         outputs,
         plan: dir.join(PLAN_FILE).display().to_string(),
+        tables,
     };
     let records: Vec<String> = results.iter().map(|r| r.to_text()).collect();
     let text = splice(
@@ -149,6 +161,17 @@ pub(crate) fn run(ctx: &Ctx, dir: &Path) -> CliResult<String> {
                 a.parts,
                 a.bytes as f64 / 1e6,
                 a.recording
+            );
+        }
+        for t in &merged.tables {
+            let _ = writeln!(
+                out,
+                "concatenated {} ({} parts, {} peaks, detection {:.3} s) from {}",
+                dir.join(&t.output).display(),
+                t.parts,
+                t.peaks,
+                t.detect_s,
+                t.recording
             );
         }
         out

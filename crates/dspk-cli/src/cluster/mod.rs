@@ -6,9 +6,12 @@
 //! - `record`: a job's record: the job, its result as a typed value, its provenance.
 //! - `preprocess`: a preprocess plan's parts: the fit of the plan step, a job's part, the
 //!   output assembled from the parts.
+//! - `detect`: a detect plan's parts: the fit of the plan step (pipeline and noise levels), a
+//!   job's part of the table, the table concatenated from the parts.
 //! - `plan`, `run`, `gather`: the commands. Each uses the data model; none uses another
 //!   command (no import circle).
 
+pub(crate) mod detect;
 pub(crate) mod gather;
 pub(crate) mod plan;
 pub(crate) mod plan_file;

@@ -1,13 +1,16 @@
 //! `dspk plan`: the job list of a cluster run (one job per recording, stream and segment),
 //! written as JSON with paths relative to a base folder, and a ready `sbatch --array` script;
-//! for a preprocess plan, the pipeline fitted here once per recording.
+//! for a preprocess plan, the pipeline fitted here once per recording; for a detect plan, the
+//! pipeline and the noise levels.
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
 
+use dspk_stream::DetectSpec;
 use dspk_types::{MemoryOrder, OutputType, PipelineSpec, TimeSpec};
 use serde_json::json;
 
+use super::detect::{DETECT_DIR, PlannedDetect, PlannedTable};
 use super::plan_file::{
     Job, JobCommand, JobOptions, PLAN_FILE, PLAN_FORMAT, Plan, RESULTS_DIR, SBATCH_FILE, Written,
     result_files,
@@ -44,8 +47,11 @@ pub(crate) struct PlanOptions {
     pub(crate) order: Option<String>,
     /// A probeinterface JSON to attach to every recording (`--probe`).
     pub(crate) probe: Option<PathBuf>,
-    /// Preprocess only: the pipeline (`--preprocess`, a preset's name or a spec file).
+    /// Preprocess: the pipeline (`--preprocess`, a preset's name or a spec file); detect: the
+    /// pipeline run first (`--pipeline`; `none` or absent: the recording as it is).
     pub(crate) pipeline: Option<String>,
+    /// Detect only: the detector's parameters.
+    pub(crate) detect: Option<DetectSpec>,
     /// Preprocess only: the output's sample type (`--format`).
     pub(crate) format: Option<OutputType>,
     /// Preprocess only: the output's gain (`--gain`).
@@ -68,6 +74,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
     }
     window_option(opts.window_samples)?;
     let preprocess = opts.command == JobCommand::Preprocess;
+    let detect = opts.command == JobCommand::Detect;
     if opts.order.is_some() && !matches!(opts.command, JobCommand::Convert | JobCommand::Preprocess)
     {
         return Err(CliError::new(
@@ -83,6 +90,15 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
                 .context("--format/--gain")?,
         )),
         (None, true) => return Err(CliError::new("a preprocess plan needs --preprocess SPEC")),
+        (Some(choice), false) if detect && choice != "none" => Some(PlannedPipeline(
+            PipelineSpec::choose(choice).context("--pipeline")?,
+        )),
+        (_, false) if detect => Some(PlannedPipeline(PipelineSpec::default())),
+        (_, false) => None,
+    };
+    let detector = match (opts.detect, detect) {
+        (Some(spec), true) => Some(PlannedDetect::try_from(spec)?),
+        (None, true) => Some(PlannedDetect::try_from(DetectSpec::default())?),
         (_, false) => None,
     };
     let channels = opts
@@ -118,16 +134,18 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
         }),
         probe,
         pipeline,
+        detect: detector,
     };
     let rate = options.rate.as_ref().map(|r| *r.value());
     let order = options.order.unwrap_or(MemoryOrder::TimeMajor);
     // The fit runs here, once per recording, on this machine's devices: every job applies it.
-    let fit_devices = if preprocess {
+    let fit_devices = if preprocess || detect {
         Some(ctx.pass_devices()?)
     } else {
         None
     };
     let mut planned: Vec<PlannedOutput> = Vec::new();
+    let mut tables: Vec<PlannedTable> = Vec::new();
     let mut jobs = Vec::new();
     let mut add = |recording: Option<String>,
                    stream: Option<String>,
@@ -153,7 +171,7 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             )));
         }
         let count = ranges.len();
-        let output = preprocess.then_some(planned.len());
+        let output = (preprocess || detect).then_some(planned.len() + tables.len());
         let first = jobs.len();
         for (i, r) in ranges.into_iter().enumerate() {
             jobs.push(Job {
@@ -173,9 +191,13 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             (output, &fit_devices, &options.pipeline)
         {
             let numbers = (first..jobs.len()).collect();
-            planned.push(PlannedOutput::fit(
-                devices, input, &spec.0, order, output, numbers,
-            )?);
+            if detect {
+                tables.push(PlannedTable::fit(devices, input, &spec.0, output, numbers)?);
+            } else {
+                planned.push(PlannedOutput::fit(
+                    devices, input, &spec.0, order, output, numbers,
+                )?);
+            }
         }
         Ok::<(), CliError>(())
     };
@@ -222,6 +244,9 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
     for (k, p) in planned.iter().enumerate() {
         p.write(&opts.out, k)?;
     }
+    for (k, t) in tables.iter().enumerate() {
+        t.write(&opts.out, k)?;
+    }
     let script = opts.out.join(SBATCH_FILE);
     let last = plan.jobs.len() - 1;
     if ctx.json {
@@ -233,9 +258,10 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
             "base": plan.base.display().to_string(),
             "command": plan.command,
         });
-        if preprocess {
-            // Outputs fitted (`preprocess/rec-K.json`); other plans print what they always did.
-            value["fitted"] = json!(planned.len());
+        if preprocess || detect {
+            // Outputs fitted (`preprocess/rec-K.json`, `detect/rec-K.json`); other plans print
+            // what they always did.
+            value["fitted"] = json!(planned.len() + tables.len());
         }
         return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
     }
@@ -265,6 +291,17 @@ pub(crate) fn run(ctx: &Ctx, opts: &PlanOptions) -> CliResult<String> {
              each job applies them to its part, `dspk gather {}` assembles outputs/rec-K.bin",
             planned.len(),
             opts.out.join(PREPROCESS_DIR).display(),
+            opts.out.display()
+        );
+    }
+    if !tables.is_empty() {
+        let _ = writeln!(
+            out,
+            "fitted the pipeline and the noise levels once per recording ({} tables, in \
+             {}/rec-K.json): each job detects in its part, `dspk gather {}` concatenates \
+             outputs/rec-K.npy",
+            tables.len(),
+            opts.out.join(DETECT_DIR).display(),
             opts.out.display()
         );
     }

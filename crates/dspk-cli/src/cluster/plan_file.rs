@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use dspk_types::{ChannelList, DspResult, MemoryOrder, RateChoice};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use super::detect::PlannedDetect;
 use super::preprocess::PlannedPipeline;
 use crate::error::{CliError, CliResult};
 
@@ -36,15 +37,20 @@ pub(crate) enum JobCommand {
     /// `dspk preprocess` of a part of a recording, with the parameters the plan step fitted:
     /// `dspk gather` assembles the parts into one output per recording.
     Preprocess,
+    /// `dspk detect` of a part of a recording, with the noise levels (and the pipeline's
+    /// parameters) the plan step fitted: `dspk gather` concatenates the parts' tables into one
+    /// table per recording.
+    Detect,
 }
 
 impl JobCommand {
-    /// `scan` or `convert`.
+    /// `scan`, `convert`, `preprocess` or `detect`.
     pub(crate) fn name(self) -> &'static str {
         match self {
             JobCommand::Scan => "scan",
             JobCommand::Convert => "convert",
             JobCommand::Preprocess => "preprocess",
+            JobCommand::Detect => "detect",
         }
     }
 }
@@ -128,9 +134,14 @@ pub(crate) struct JobOptions {
     pub(crate) channels: Option<Written<ChannelList>>,
     /// Convert and preprocess: the order written (`--order`).
     pub(crate) order: Option<MemoryOrder>,
-    /// Preprocess only: the pipeline (`--preprocess`, with `--format` and `--gain` applied).
+    /// Preprocess: the pipeline (`--preprocess`, with `--format` and `--gain` applied);
+    /// detect: the pipeline run before detection (`--pipeline`, empty for `none`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pipeline: Option<PlannedPipeline>,
+    /// Detect only: the detector's parameters (`--threshold`, `--sign`, `--radius`,
+    /// `--exclude-sweep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) detect: Option<PlannedDetect>,
     /// The probeinterface JSON attached to every recording (`--probe`): relative to the
     /// plan's base where it is inside it, else absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,7 +178,8 @@ pub(crate) struct Job {
     /// The bytes the job reads.
     pub(crate) stored_bytes: u64,
     /// Preprocess plans: the output (`outputs/rec-K.bin`, fitted in `preprocess/rec-K.json`)
-    /// the job writes a part of.
+    /// the job writes a part of; detect plans: the table (`outputs/rec-K.npy`, fitted in
+    /// `detect/rec-K.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) output: Option<usize>,
 }

@@ -9,6 +9,7 @@ use dspk_stream::ScanReport;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::detect::DetectPartResult;
 use super::plan_file::{Job, JobCommand, JobOptions};
 use super::preprocess::PartResult;
 use crate::error::{CliError, CliResult};
@@ -26,6 +27,8 @@ pub(crate) enum JobResult {
     Convert(Value),
     /// A preprocess job's part: its report, and where it ran.
     Preprocess(Box<PartResult>),
+    /// A detect job's part of the table: its peaks, and where it ran.
+    Detect(Box<DetectPartResult>),
 }
 
 impl JobResult {
@@ -38,6 +41,7 @@ impl JobResult {
                 v["device"].as_str().map(str::to_string),
             ),
             JobResult::Preprocess(p) => (Some(p.runtime.clone()), Some(p.device.clone())),
+            JobResult::Detect(p) => (Some(p.runtime.clone()), Some(p.device.clone())),
         }
     }
 
@@ -45,7 +49,7 @@ impl JobResult {
     pub(crate) fn flagged(&self) -> Option<(&[usize], &[usize])> {
         match self {
             JobResult::Scan(r) => Some((&r.dead, &r.noisy)),
-            JobResult::Convert(_) | JobResult::Preprocess(_) => None,
+            JobResult::Convert(_) | JobResult::Preprocess(_) | JobResult::Detect(_) => None,
         }
     }
 }
@@ -99,6 +103,7 @@ impl TryFrom<RawRecord> for JobRecord {
             (JobCommand::Preprocess, Some(v)) => {
                 Some(JobResult::Preprocess(serde_json::from_value(v)?))
             }
+            (JobCommand::Detect, Some(v)) => Some(JobResult::Detect(serde_json::from_value(v)?)),
         };
         Ok(Self {
             result,

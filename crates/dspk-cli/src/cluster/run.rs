@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use super::plan_file::{
     Job, JobCommand, OUTPUTS_DIR, Plan, RESULTS_DIR, failure_path, result_path,
 };
-use super::preprocess;
 use super::record::{JobRecord, JobResult, Provenance, RESULT_FORMAT, input_files, read_record};
+use super::{detect, preprocess};
 use crate::error::{CliError, CliResult, Context as _};
 use crate::input::{Input, TimeOptions};
 use crate::{Ctx, convert, scan};
@@ -334,6 +334,14 @@ fn run_job(
             let part = preprocess::run_part(plan, job, paths.dir, &input, target, &devices)?;
             provenance.outputs = vec![part.output.clone(), format!("{}.json", part.output)];
             Ok(JobResult::Preprocess(Box::new(part)))
+        }
+        JobCommand::Detect => {
+            let input = open_input(job, paths.recording, probe.as_deref(), rate)?;
+            provenance.open_s = clock.elapsed().as_secs_f64();
+            let (target, devices, _prepared) = device.open(ctx)?;
+            let part = detect::run_part(plan, job, paths.dir, &input, target, &devices)?;
+            provenance.outputs = vec![part.output.clone()];
+            Ok(JobResult::Detect(Box::new(part)))
         }
     }
 }

@@ -92,6 +92,7 @@ fn job_options_keep_their_text_and_are_parsed_when_read() {
         order: Some(MemoryOrder::ChannelMajor),
         probe: Some("probes/np.json".to_string()),
         pipeline: None,
+        detect: None,
     };
     let text = serde_json::to_string(&options).unwrap();
     assert_eq!(
