@@ -5,6 +5,7 @@ mod center;
 mod chain;
 mod detect;
 mod detect_pass;
+mod detect_truth;
 mod filter;
 mod frames;
 mod interpolate;
