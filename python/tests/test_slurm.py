@@ -1,8 +1,9 @@
 """`dspk plan`, `dspk run` and `dspk gather` on a real Slurm (a single node started by
 ``tests/cluster/slurm.sh``): a job array over SpikeGLX, raw binary and the built-in synthetic
 recording, one task cancelled mid-run and requeued, no partial result at any point, and every
-result identical to the same scan run here; and a preprocess plan's array over one recording
-assembled into the same file, bit for bit, as one `dspk preprocess` run here."""
+result identical to the same scan run here; a preprocess plan's array over one recording
+assembled into the same file, bit for bit, as one `dspk preprocess` run here; and a detect
+plan's array concatenated into the same table, byte for byte, as one `dspk detect` here."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+
+import numpy as np
 
 from engines import figures, local_scan, slurm  # noqa: F401  (slurm: the fixture)
 from preprocessed import RATE, preprocess, sidecar_without_provenance, write_probed
@@ -218,3 +221,67 @@ def test_a_preprocess_array_writes_the_same_file_as_one_run(slurm, dspk_program,
     assert gathered.returncode == 0, gathered.stderr
     assert "assembled" in gathered.stdout
     assert assembled.read_bytes() == whole.read_bytes()
+
+
+def test_a_detect_array_writes_the_same_table_as_one_run(slurm, dspk_program, runtime, tmp_path, rng):  # noqa: F811
+    """`dspk plan --detect --pipeline kilosort4` over one recording cut into 4 jobs, run as a
+    Slurm array, gathered: the one table equals one `dspk detect` of the recording byte for
+    byte (the noise levels and whitening fitted once in the plan step, windows that do not
+    divide the chunks), and NumPy reads it as SpikeInterface's peak dtype."""
+    data = tmp_path / "data"
+    samples = int(rng.integers(int(3.6 * RATE), 4 * RATE))
+    recording, probe = write_probed(data, rng, channels=10, samples=samples)
+    plan_dir = tmp_path / "jobs"
+    options = ["--pipeline", "kilosort4", "--threshold", "3.5", "--radius", "40",
+               "--exclude-sweep", "0.2"]
+    env = dict(slurm.env, DSPK_RUNTIME=runtime)
+    planned = subprocess.run(
+        [dspk_program, "plan", str(recording), "--detect", *options, "--probe", str(probe),
+         "--chunk", "1", "--window-samples", "7000", "--base", str(data), "--out", str(plan_dir),
+         "--json"],
+        capture_output=True, text=True, env=env,
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert (json.loads(planned.stdout)["jobs"], json.loads(planned.stdout)["fitted"]) == (4, 1)
+    plan = json.loads((plan_dir / "plan.json").read_text())
+    assert plan["command"] == "detect"
+    assert plan["options"]["detect"] == {"threshold": 3.5, "sign": "neg", "radius_um": 40.0,
+                                         "exclude_sweep_ms": 0.2}
+    fitted = json.loads((plan_dir / "detect" / "rec-0.json").read_text())
+    assert fitted["jobs"] == [0, 1, 2, 3] and fitted["fitted"]["fits"]["whitening"]
+
+    submitted = slurm("sbatch", "--parsable", "--wait", "--export", f"ALL,DSPK_RUNTIME={runtime}",
+                      str(plan_dir / "array.sbatch"), check=False)
+    assert submitted.returncode == 0, (submitted.stderr, [
+        p.read_text() for p in (plan_dir / "results").glob("*.log")])
+    gathered = subprocess.run([dspk_program, "gather", str(plan_dir), "--json"],
+                              capture_output=True, text=True)
+    assert gathered.returncode == 0, gathered.stderr
+    report = json.loads(gathered.stdout)
+    assert (report["jobs"], report["done"], report["failed"], report["missing"]) == (4, 4, [], [])
+    [table] = report["tables"]
+    assert (table["output"], table["parts"]) == ("outputs/rec-0.npy", 4)
+
+    whole = tmp_path / "whole.npy"
+    done = subprocess.run(
+        [dspk_program, "--runtime", runtime, "detect", str(recording), "--probe", str(probe),
+         "-o", str(whole), *options, "--json"],
+        capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    one = json.loads(done.stdout)["report"]
+    # The same noise levels to the last bit (JSON prints each f64 exactly), so the same
+    # thresholds.
+    assert fitted["fitted"]["noise"] == one["noise_uv"] == table["noise_uv"]
+    assembled = plan_dir / "outputs" / "rec-0.npy"
+    assert assembled.read_bytes() == whole.read_bytes()
+    peaks = np.load(assembled)
+    assert peaks.dtype.names == ("sample_index", "channel_index", "amplitude", "segment_index")
+    # Not an empty agreement: noise crossing 3.5 noise levels gives peaks in every job.
+    assert len(peaks) == one["peaks"] == table["peaks"] and len(peaks) > 20
+    assert np.all(np.diff(peaks["sample_index"]) >= 0)
+    for r in report["results"]:
+        start, end = r["job"]["start_sample"], r["job"]["end_sample"]
+        inside = int(np.count_nonzero((peaks["sample_index"] >= start) & (peaks["sample_index"] < end)))
+        assert r["result"]["peaks"] == inside > 0
+        assert r["provenance"]["environment"]["SLURM_ARRAY_TASK_ID"] == str(r["job"]["job"])
