@@ -287,7 +287,9 @@ def detect(
     channel alone on a recording without probe geometry). Returns the peaks as a NumPy
     structured array of SpikeInterface's peak dtype (:data:`PEAK_DTYPE`), sorted by sample
     then channel; with ``return_report``, ``(peaks, report)`` (a dict: noise levels, counts,
-    timings)."""
+    timings; on :func:`synthetic` recordings ``report["truth"]`` scores the peaks against the
+    spikes it planted: ``planted``, ``found``, ``false_positives``, ``recall``, ``precision``
+    within ``tolerance_ms`` of a trough)."""
     import json
 
     import numpy as np

@@ -19,7 +19,8 @@ use crate::recording::Recording;
 
 /// Detects the peaks of `recording` (its signal channels) after `pipeline` (`"none"`: as it
 /// is); returns the table's records (little-endian, 32 bytes each: sample_index i8,
-/// channel_index i8, amplitude f8, segment_index i8) and the report as JSON text.
+/// channel_index i8, amplitude f8, segment_index i8) and the report as JSON text (on the
+/// synthetic recording, with its score against the planted spikes: `truth`).
 #[pyfunction]
 #[pyo3(signature = (recording, *, pipeline="none", threshold=5.0, sign="neg", radius_um=50.0,
                     exclude_sweep_ms=0.1, noise_levels=None, runtime=None, progress=None,
@@ -83,7 +84,10 @@ pub(crate) fn detect<'py>(
         )
     });
     progress.finish()?;
-    let done = outcome.or_raise()?;
+    let mut done = outcome.or_raise()?;
+    if let Some(truth) = recording.as_synthetic() {
+        done.score_against(truth).or_raise()?;
+    }
     let records = PyByteArray::new(py, &peak_records(&done.peaks));
     let report = serde_json::to_string(&done.report).expect("a report is plain data");
     Ok((records, report))
