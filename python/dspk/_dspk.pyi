@@ -347,6 +347,30 @@ def detect(
     decode: Optional[str] = None,
     device: Optional[int] = None,
 ) -> tuple[bytearray, str]: ...
+def detect_fit(
+    recording: Recording,
+    *,
+    pipeline: str = "none",
+    runtime: Optional[str] = None,
+    device: Optional[int] = None,
+    decode: Optional[str] = None,
+) -> str: ...
+def detect_part(
+    recording: Recording,
+    start: int,
+    end: int,
+    fitted: str,
+    *,
+    pipeline: str = "none",
+    threshold: float = 5.0,
+    sign: str = "neg",
+    radius_um: float = 50.0,
+    exclude_sweep_ms: float = 0.1,
+    runtime: Optional[str] = None,
+    device: Optional[int] = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+) -> bytearray: ...
 def _from_python_source(
     reader: Callable[[int, int, list[int]], np.ndarray],
     *,

@@ -1,7 +1,8 @@
 """Many recordings on a ``dask.distributed`` cluster: :func:`scan` and :func:`convert` over a
 list of recording paths, one task per recording, results gathered as they finish; and
 :func:`preprocess`, one recording cut into parts, one task each, assembled into the same file,
-bit for bit, as one :func:`dspk.preprocess`.
+bit for bit, as one :func:`dspk.preprocess`; and :func:`detect`, one recording's peaks found in
+parts, concatenated into the same table as one :func:`dspk.detect`.
 
 - A task carries a recording's *path* and the pass's parameters, never its data: each worker
   opens the file itself (the workers must see the files: a shared file system, or the same
@@ -321,3 +322,99 @@ def preprocess(
     client.submit(_assemble_task, parts, out, fit_file, key=f"dspk-preprocess-assemble-{token}",
                   pure=False, retries=retries).result()
     return dspk.open(out)
+
+
+def _detect_fit_task(path: str, options: dict, devices, stream) -> str:
+    """The fit of :func:`detect` on a worker: ``detect_fit``'s JSON text."""
+    import dspk
+    from dspk import _dspk
+
+    device = _worker_device(devices)
+    return _dspk.detect_fit(dspk.open(path, stream=stream), device=device, **options)
+
+
+def _detect_part_task(path: str, start: int, end: int, fitted: str, options: dict, devices,
+                      stream) -> bytearray:
+    """One part of :func:`detect` on a worker: the records of its peaks."""
+    import dspk
+    from dspk import _dspk
+
+    device = _worker_device(devices)
+    return _dspk.detect_part(dspk.open(path, stream=stream), start, end, fitted, device=device,
+                             **options)
+
+
+def detect(
+    client,
+    recording: _Path,
+    *,
+    chunk_samples: int = 1_800_000,
+    pipeline="none",
+    threshold: float = 5.0,
+    sign: str = "neg",
+    radius_um: float = 50.0,
+    exclude_sweep_ms: float = 0.1,
+    devices: Optional[Sequence[int]] = None,
+    retries: int = 0,
+    stream: Optional[str] = None,
+    runtime: Optional[str] = None,
+    window_samples: Optional[int] = None,
+    decode: Optional[str] = None,
+):
+    """Detects the peaks of ``recording`` (a path every worker opens) on ``client``'s workers,
+    as ``dspk plan --detect`` / ``dspk run`` / ``dspk gather`` do on Slurm: one task fits what
+    detection fits, once (the pipeline's fitted stages and each channel's noise level), one
+    task per part of ``chunk_samples`` samples (parts never span a segment's end) finds the
+    peaks of its samples with them, reading the filters' and the detector's context from
+    around its part, and the parts' peaks are concatenated in order. Returns the same array,
+    byte for byte, as one :func:`dspk.detect` with the same ``pipeline``, ``threshold``,
+    ``sign``, ``radius_um`` and ``exclude_sweep_ms`` (whatever ``chunk_samples``,
+    ``window_samples`` and the devices): SpikeInterface's peak dtype, sorted by sample then
+    channel. A part that fails raises :class:`RuntimeError` naming it, after every part has
+    finished."""
+    import json
+
+    import numpy as np
+
+    from . import PEAK_DTYPE
+    from ._pipeline import _spec_json
+
+    if chunk_samples < 1:
+        from . import InvalidInputError
+
+        raise InvalidInputError(f"chunk_samples must be at least 1, not {chunk_samples}")
+    path = os.fspath(recording)
+    text = pipeline if isinstance(pipeline, str) else _spec_json(pipeline)
+    token = uuid.uuid4().hex[:8]
+    common = {"pipeline": text, "runtime": runtime, "decode": decode}
+    fitted = client.submit(
+        _detect_fit_task, path, common, devices, stream,
+        key=f"dspk-detect-fit-{token}", pure=False, retries=retries,
+    ).result()
+    lengths = json.loads(fitted)["segments"]
+    ranges = []
+    start = 0
+    for length in lengths:
+        for s in range(start, start + length, chunk_samples):
+            ranges.append((s, min(s + chunk_samples, start + length)))
+        start += length
+    options = dict(common, threshold=threshold, sign=sign, radius_um=radius_um,
+                   exclude_sweep_ms=exclude_sweep_ms, window_samples=window_samples)
+    futures = [
+        client.submit(
+            _detect_part_task, path, a, b, fitted, options, devices, stream,
+            key=f"dspk-detect-part-{token}-{i}", pure=False, retries=retries,
+        )
+        for i, (a, b) in enumerate(ranges)
+    ]
+    records = []
+    failed = []
+    for i, future in enumerate(futures):
+        try:
+            records.append(bytes(future.result()))
+        except Exception as e:  # noqa: BLE001  (every part is waited for; the failures named)
+            failed.append(f"part {i} (samples {ranges[i][0]}..{ranges[i][1]}): {e}")
+    if failed:
+        raise RuntimeError(f"dspk.distributed.detect: {len(failed)} of {len(ranges)} parts failed: "
+                           + "; ".join(failed))
+    return np.frombuffer(b"".join(records), dtype=PEAK_DTYPE)

@@ -224,3 +224,32 @@ def test_preprocess_in_parts_writes_the_same_file_as_one_run(dask_cluster, runti
     assert provenances[0]["report"]["plan"]["samples"] == rec.values.shape[1]
     values = np.frombuffer(data, dtype="<i2")
     assert values.std() > 10 and (np.abs(values) == 32767).mean() < 0.01
+
+
+def test_detect_in_parts_gives_the_same_peaks_as_one_run(dask_cluster, runtime, tmp_path, rng):
+    """`dspk.distributed.detect`: the kilosort4 chain (whitening made global: the file has no
+    geometry) and the noise levels fitted once on a worker, 3-4 parts on two workers with
+    windows that do not divide them, their peaks concatenated: the same array, byte for byte,
+    as one `dspk.detect` here, with peaks in every part."""
+    import json
+
+    import dspk.distributed
+
+    samples = int(rng.integers(70_000, 80_000))
+    rec = write_binary(tmp_path / "rec.bin", rng, channels=8, samples=samples, rate="30000")
+    spec = dspk.pipeline_preset("kilosort4")
+    whiten = next(s for s in spec["stages"] if s["kind"] == "whiten")
+    whiten["scope"] = "global"
+    whiten.pop("neighbours", None)
+    text = json.dumps(spec)
+    options = {"pipeline": text, "threshold": 3.5, "exclude_sweep_ms": 0.2, "runtime": runtime}
+    got = dspk.distributed.detect(dask_cluster, rec.path, chunk_samples=25_000,
+                                  window_samples=9_000, **options)
+    one = dspk.detect(dspk.open(rec.path), progress=False, **options)
+    assert got.dtype == one.dtype and got.dtype.names[0] == "sample_index"
+    assert got.tobytes() == one.tobytes()
+    # Not an empty agreement: noise past 3.5 noise levels gives peaks in every part.
+    edges = list(range(0, samples, 25_000)) + [samples]
+    counts = [int(np.count_nonzero((one["sample_index"] >= a) & (one["sample_index"] < b)))
+              for a, b in zip(edges, edges[1:])]
+    assert len(counts) == (4 if samples > 75_000 else 3) and min(counts) > 0, counts

@@ -30,6 +30,7 @@ use pyo3::prelude::*;
 mod args;
 mod design;
 mod detect;
+mod detect_parts;
 mod device;
 mod errors;
 mod ops;
@@ -68,6 +69,8 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parts::preprocess_part, m)?)?;
     m.add_function(wrap_pyfunction!(parts::assemble_preprocessed, m)?)?;
     m.add_function(wrap_pyfunction!(detect::detect, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_parts::detect_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_parts::detect_part, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
     m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;
