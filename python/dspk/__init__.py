@@ -80,6 +80,7 @@ __all__ = [
     "preprocess",
     "scan",
     "synthetic",
+    "synthetic_truth",
     "whitening_matrix",
 ]
 
@@ -320,6 +321,28 @@ def detect(
     if return_report:
         return peaks, json.loads(report)
     return peaks
+
+
+#: The dtype of :func:`synthetic_truth`'s planted spikes.
+TRUTH_DTYPE = [
+    ("channel_index", "int64"),
+    ("start_index", "int64"),
+    ("sample_index", "int64"),
+    ("depth_counts", "int64"),
+    ("depth_uv", "float64"),
+]
+
+
+def synthetic_truth(recording: Recording, start: Optional[int] = None, end: Optional[int] = None):
+    """The ground truth of a :func:`synthetic` recording: the spikes it planted whose 2 ms
+    waveform overlaps samples ``start:end`` (default: all), as a NumPy structured array of
+    :data:`TRUTH_DTYPE` sorted by trough then channel — ``sample_index`` is the trough (the
+    waveform's minimum, ``depth_uv`` deep), ``start_index`` the waveform's first sample. The
+    scoring :func:`detect` reports on such a recording (``report["truth"]``) pairs peaks with
+    these. Raises ``ValueError`` for any other recording."""
+    import numpy as np
+
+    return np.frombuffer(_dspk.synthetic_truth(recording, start, end), dtype=TRUTH_DTYPE)
 
 
 def from_spikeinterface(recording, segment_index: int = 0) -> Recording:

@@ -347,6 +347,9 @@ def detect(
     decode: Optional[str] = None,
     device: Optional[int] = None,
 ) -> tuple[bytearray, str]: ...
+def synthetic_truth(
+    recording: Recording, start: Optional[int] = None, end: Optional[int] = None
+) -> bytearray: ...
 def detect_fit(
     recording: Recording,
     *,

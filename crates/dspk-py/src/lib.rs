@@ -43,6 +43,7 @@ mod recording;
 mod results;
 mod stored;
 mod time;
+mod truth;
 mod whitening;
 mod windows;
 mod worker;
@@ -71,6 +72,7 @@ fn _dspk(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect::detect, m)?)?;
     m.add_function(wrap_pyfunction!(detect_parts::detect_fit, m)?)?;
     m.add_function(wrap_pyfunction!(detect_parts::detect_part, m)?)?;
+    m.add_function(wrap_pyfunction!(truth::synthetic_truth, m)?)?;
     m.add_function(wrap_pyfunction!(recording::check_conformance, m)?)?;
     m.add_function(wrap_pyfunction!(worker::worker_device, m)?)?;
     m.add_function(wrap_pyfunction!(whitening::whitening_matrix, m)?)?;
