@@ -1,7 +1,8 @@
 //! A detect plan without a scheduler: `dspk plan --detect`, every `dspk run`, `dspk gather`:
 //! the concatenated table equals one `dspk detect`'s byte for byte, spikes planted across the
-//! jobs' boundaries included; a part lost or cut is named by `gather` and mended by `run
-//! --force`; a detector option that cannot be is one error line before anything is written.
+//! jobs' boundaries and at a segment's end included; a part lost or cut is named by `gather`
+//! and mended by `run --force`; a detector option that cannot be is one error line before
+//! anything is written.
 
 use std::path::Path;
 
@@ -11,12 +12,14 @@ use common::{dspk, json, ok, runtimes, scratch, text};
 /// Samples per job (`--chunk`): the planted spikes straddle its multiples.
 const CHUNK: usize = 15_000;
 
-/// `channels` int16 channels, `samples` long, time-major, with a sidecar (30 kHz, µV gains):
+/// `channels` int16 channels, `samples` long, time-major, with a sidecar (30 kHz, µV gains,
+/// two segments: the second starts at job boundary `2 × CHUNK`, a second after the first ends):
 /// seeded uniform noise (±300 counts) plus negative spikes (a 9-sample trough of -2600 counts
 /// at its deepest) every ~1500 samples on a channel walking across the probe, and pairs
 /// planted on each job boundary: on one channel, a smaller trough 2 samples before the
 /// boundary and a deeper one at it (the first must lose to the second, across the seam); on
-/// the next channel, a trough 1 sample after the boundary.
+/// the next channel, a trough 1 sample after the boundary (at the segment boundary, the pair
+/// falls on both sides of it: each segment keeps its own).
 fn recording(path: &Path, samples: usize, channels: usize, seed: u64) -> Vec<usize> {
     let mut x = seed.wrapping_mul(6364136223846793005) | 1;
     let mut values: Vec<i32> = (0..samples * channels)
@@ -55,11 +58,16 @@ fn recording(path: &Path, samples: usize, channels: usize, seed: u64) -> Vec<usi
         format!("{}.json", path.display()),
         format!(
             r#"{{"sample_rate": "30000", "channel_count": {channels}, "format": "int16",
-                "order": "time-major", "channels": [{}]}}"#,
+                "order": "time-major", "channels": [{}],
+                "segments": [{{"samples": {first}}},
+                             {{"samples": {rest}, "first_sample": {later}, "start_time": "2"}}]}}"#,
             (0..channels)
                 .map(|c| format!(r#"{{"gain": {}, "unit": "uV"}}"#, 0.5 + c as f64 / 8.0))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
+            first = 2 * CHUNK,
+            rest = samples - 2 * CHUNK,
+            later = 60_000,
         ),
     )
     .unwrap();
@@ -83,8 +91,8 @@ fn probe(path: &Path, channels: usize) {
     .unwrap();
 }
 
-/// The `.npy` table's records: (sample, channel).
-fn peaks_of(npy: &[u8]) -> Vec<(i64, i64)> {
+/// The `.npy` table's records: (sample, channel, segment).
+fn peaks_of(npy: &[u8]) -> Vec<(i64, i64, i64)> {
     let header = usize::from(u16::from_le_bytes([npy[8], npy[9]]));
     npy[10 + header..]
         .chunks_exact(32)
@@ -92,6 +100,7 @@ fn peaks_of(npy: &[u8]) -> Vec<(i64, i64)> {
             (
                 i64::from_le_bytes(r[..8].try_into().unwrap()),
                 i64::from_le_bytes(r[8..16].try_into().unwrap()),
+                i64::from_le_bytes(r[24..32].try_into().unwrap()),
             )
         })
         .collect()
@@ -177,7 +186,7 @@ fn a_detect_plan_gathers_into_one_detects_table() {
         );
         let found = planted
             .iter()
-            .filter(|&&t| peaks.iter().any(|&(s, _)| s.abs_diff(t as i64) <= 3))
+            .filter(|&&t| peaks.iter().any(|&(s, _, _)| s.abs_diff(t as i64) <= 3))
             .count();
         eprintln!(
             "{} peaks; {found} of {} planted troughs found",
@@ -189,11 +198,19 @@ fn a_detect_plan_gathers_into_one_detects_table() {
             "{found} of {} planted troughs found in {peaks:?}",
             planted.len()
         );
-        for boundary in (CHUNK..samples).step_by(CHUNK) {
+        // Each peak in its segment.
+        let segment_end = (2 * CHUNK) as i64;
+        assert!(
+            peaks
+                .iter()
+                .all(|&(s, _, g)| g == i64::from(s >= segment_end))
+        );
+        assert!(peaks.iter().any(|&(_, _, g)| g == 1));
+        for boundary in [CHUNK, 3 * CHUNK] {
             let b = boundary as i64;
             let near: Vec<_> = peaks
                 .iter()
-                .filter(|&&(s, c)| c == 1 && s.abs_diff(b) <= 6)
+                .filter(|&&(s, c, _)| c == 1 && s.abs_diff(b) <= 6)
                 .collect();
             assert_eq!(
                 near.len(),
