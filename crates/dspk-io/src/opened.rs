@@ -231,3 +231,6 @@ impl OpenedRecording {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
