@@ -14,6 +14,7 @@ const STRIDE: usize = 2000;
 fn spec(channels: Vec<usize>, sigma_um: Option<f64>) -> InterpolateSpec {
     InterpolateSpec {
         channels,
+        detect: false,
         sigma_um,
         p: 1.3,
         weight_floor: 0.005,

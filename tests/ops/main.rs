@@ -9,6 +9,7 @@ mod detect_truth;
 mod filter;
 mod frames;
 mod interpolate;
+mod interpolate_detect;
 mod kfilt;
 mod reference;
 mod scale;

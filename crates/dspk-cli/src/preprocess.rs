@@ -264,6 +264,18 @@ fn report_text(
             t.index, t.kind, t.window_ms, t.realtime
         );
     }
+    for f in report.fitted.iter().filter(|f| f.kind == "interpolate_bad") {
+        let list = if f.channels.is_empty() {
+            "none".to_string()
+        } else {
+            let names: Vec<String> = f.channels.iter().map(usize::to_string).collect();
+            names.join(", ")
+        };
+        text += &format!(
+            "  stage {} interpolate_bad: bad channels ({}): {list}\n",
+            f.index, f.source
+        );
+    }
     if let Some(c) = &report.clipped {
         text += &format!(
             "clipped to {}: {} samples on {} channels\n",

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use cubecl::client::Client;
 use cubecl::server::Handle;
-use dspk_types::{DspResult, PipelineError, PipelineSpec, RecordingInfo, StageSpec};
+use dspk_types::{
+    DspResult, InterpolateSpec, PipelineError, PipelineSpec, RecordingInfo, StageSpec,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::center::CenterStage;
@@ -34,6 +36,10 @@ pub struct Fits {
     /// Each centring stage's channel means (µV, channel order), by stage position.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub centers: BTreeMap<usize, Vec<f64>>,
+    /// Each detecting interpolation stage's bad channels (ascending; empty: none found), by
+    /// stage position.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bad_channels: BTreeMap<usize, Vec<usize>>,
 }
 
 /// The stages of a pipeline on one device, run back to back.
@@ -105,6 +111,26 @@ pub fn build(
                         reason: "no fitted matrix: fit it first (or give one)".into(),
                     })?;
                 Box::new(WhitenStage::new(client, matrix)?)
+            }
+            StageSpec::InterpolateBad(i) if i.detect => {
+                let found = fits
+                    .bad_channels
+                    .get(&index)
+                    .ok_or_else(|| PipelineError::Stage {
+                        index,
+                        kind: stage.kind(),
+                        reason: "no detected bad channels: fit them first".into(),
+                    })?;
+                if found.is_empty() {
+                    // No bad channel on this recording: nothing to replace.
+                    continue;
+                }
+                let resolved = InterpolateSpec {
+                    channels: found.clone(),
+                    detect: false,
+                    ..i.clone()
+                };
+                Box::new(InterpolateStage::new(client, &resolved, info)?)
             }
             StageSpec::InterpolateBad(i) => Box::new(InterpolateStage::new(client, i, info)?),
             StageSpec::SpatialHighpass(s) => Box::new(SpatialHighpassStage::new(client, s, info)?),

@@ -16,10 +16,35 @@ use dspk_types::{
 };
 
 use crate::preprocess::{rows_of, segment_of};
+use crate::scan::{ScanOptions, scan_on};
 use crate::{DecodeRoute, DevicePass, Flow, PassDevice};
 
-/// `fits` completed with every whitening and centring stage of `spec` it lacks, fitted in
-/// stage order on the first of `devices`.
+/// dspk's own bad-channel detection, as a detecting `interpolate_bad` stage uses it: the
+/// channels a scan of the whole of `source` (raw values in µV, on all of `devices`) flags dead
+/// or noisy ([`crate::classify`]), ascending — what `dspk scan` reports for the recording.
+///
+/// # Errors
+/// What the scan refuses.
+pub fn detect_bad_channels(
+    devices: &[PassDevice],
+    source: &Arc<dyn RecordingSource>,
+    route: DecodeRoute,
+) -> DspResult<Vec<usize>> {
+    let options = ScanOptions {
+        route,
+        ..ScanOptions::default()
+    };
+    let found = scan_on(devices, source.clone(), &options)?;
+    let mut bad = found.dead();
+    bad.extend(found.noisy());
+    bad.sort_unstable();
+    bad.dedup();
+    Ok(bad)
+}
+
+/// `fits` completed with every fitted stage of `spec` it lacks, in stage order: whitening and
+/// centring fitted on the first of `devices`, a detecting interpolation's bad channels found by
+/// a scan of the whole recording on all of them ([`detect_bad_channels`]).
 ///
 /// # Errors
 /// What the pass or the stages refuse.
@@ -36,6 +61,14 @@ pub fn fit(
     let client = &device.client;
     let info = source.info().clone();
     for (index, stage) in spec.stages.iter().enumerate() {
+        if let StageSpec::InterpolateBad(i) = stage
+            && i.detect
+            && !fits.bad_channels.contains_key(&index)
+        {
+            fits.bad_channels
+                .insert(index, detect_bad_channels(devices, source, route)?);
+            continue;
+        }
         if let StageSpec::Center(c) = stage
             && !fits.centers.contains_key(&index)
         {

@@ -117,7 +117,7 @@ pub use detect_truth::{TRUTH_TOLERANCE_MS, TruthScore, score_peaks};
 pub use dspk_ops::Fits;
 /// The detector's parameters and its peaks (dspk-ops'), as detection takes and returns them.
 pub use dspk_ops::detect::{DetectSpec, Peak, PeakSign};
-pub use fit::{fit, halo_window};
+pub use fit::{detect_bad_channels, fit, halo_window};
 pub use multi::{DeviceShare, MultiPass, MultiReport, PassDevice, WindowWorker};
 pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};

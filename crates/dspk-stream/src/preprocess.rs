@@ -199,6 +199,7 @@ pub(crate) fn summarise(
     let mut out = Vec::new();
     for (index, stage) in spec.stages.iter().enumerate() {
         let fitted_samples = plan.stages.get(index).map_or(0, |s| s.fit_samples);
+        let mut channels = Vec::new();
         let (source, samples, mean_columns) = match stage {
             StageSpec::Whiten(w) => {
                 let Some(matrix) = fits.whitening.get(&index) else {
@@ -226,6 +227,17 @@ pub(crate) fn summarise(
                     ("fitted", fitted_samples, 1.0)
                 }
             }
+            StageSpec::InterpolateBad(i) if i.detect => {
+                let Some(found) = fits.bad_channels.get(&index) else {
+                    continue;
+                };
+                channels.clone_from(found);
+                if given.bad_channels.contains_key(&index) {
+                    ("given", 0, 1.0)
+                } else {
+                    ("fitted", fitted_samples, 1.0)
+                }
+            }
             _ => continue,
         };
         out.push(FitSummary {
@@ -234,6 +246,7 @@ pub(crate) fn summarise(
             source: source.to_string(),
             samples,
             mean_columns,
+            channels,
         });
     }
     out

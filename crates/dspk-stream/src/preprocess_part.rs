@@ -120,6 +120,7 @@ pub(crate) fn check_complete(spec: &PipelineSpec, fits: &Fits) -> DspResult<()> 
         let given = match stage {
             StageSpec::Whiten(_) => fits.whitening.contains_key(&index),
             StageSpec::Center(_) => fits.centers.contains_key(&index),
+            StageSpec::InterpolateBad(i) if i.detect => fits.bad_channels.contains_key(&index),
             _ => true,
         };
         if !given {

@@ -202,6 +202,10 @@ pub fn plan(
                 let ranges = fit_windows(info, &c.fit);
                 (ranges.len(), ranges.iter().map(|r| r.end - r.start).sum())
             }
+            // dspk's bad-channel detection scans the whole recording (in the scan's windows).
+            StageSpec::InterpolateBad(i) if i.detect && !fits.bad_channels.contains_key(&index) => {
+                (1, info.samples)
+            }
             _ => (0, 0),
         };
         stages.push(PlannedStage {
@@ -273,7 +277,12 @@ fn check_given(spec: &PipelineSpec, info: &RecordingInfo, fits: &Fits) -> DspRes
         .whitening
         .iter()
         .map(|(i, m)| (*i, "whiten", m.channels()))
-        .chain(fits.centers.iter().map(|(i, m)| (*i, "center", m.len())));
+        .chain(fits.centers.iter().map(|(i, m)| (*i, "center", m.len())))
+        .chain(
+            fits.bad_channels
+                .keys()
+                .map(|i| (*i, "interpolate_bad", channels)),
+        );
     for (index, kind, count) in given {
         let here = spec.stages.get(index).map(StageSpec::kind);
         if here != Some(kind) {
@@ -285,6 +294,15 @@ fn check_given(spec: &PipelineSpec, info: &RecordingInfo, fits: &Fits) -> DspRes
         if count != channels {
             return Err(DspError::config(format!(
                 "the fitted parameters of stage {index} ({kind}) are for {count} channels, and                  {} has {channels}",
+                info.name
+            )));
+        }
+    }
+    for (index, bad) in &fits.bad_channels {
+        if let Some(&c) = bad.iter().find(|&&c| c >= channels) {
+            return Err(DspError::config(format!(
+                "the bad channels given for stage {index} (interpolate_bad) name channel {c}, \
+                 and {} has {channels} channels",
                 info.name
             )));
         }
@@ -315,6 +333,10 @@ pub struct FitSummary {
     pub samples: u64,
     /// Input channels each output channel mixes, on average.
     pub mean_columns: f64,
+    /// A detecting interpolation's bad channels (ascending; empty for other stages and where
+    /// none were found).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<usize>,
 }
 
 /// The samples a scaling stage clipped to its output type.

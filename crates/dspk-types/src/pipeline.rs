@@ -410,8 +410,17 @@ impl Default for WhitenSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InterpolateSpec {
-    /// The channels to replace (indices into the recording's channels).
+    /// The channels to replace (indices into the recording's channels); empty with
+    /// [`InterpolateSpec::detect`].
+    #[serde(default)]
     pub channels: Vec<usize>,
+    /// Replace the channels dspk's own bad-channel detection finds instead of `channels`: the
+    /// channels a scan of the whole recording flags dead or noisy (`dspk scan`'s
+    /// classification, on the raw values), found once per recording when the pipeline is
+    /// fitted, so every window, device and job replaces the same ones. None found: the stage
+    /// changes nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub detect: bool,
     /// The distance scale σ of the weights `exp(-(d/σ)^p)` in µm (`None`: the most common
     /// step between the probe's distinct contact heights, SpikeInterface's
     /// `estimate_recommended_sigma_um`).

@@ -221,8 +221,15 @@ fn interpolate(i: &InterpolateSpec, info: &RecordingInfo) -> Result<(), String> 
             "channel {bad} does not exist: the recording has {n} channels"
         ));
     }
-    if i.channels.is_empty() {
-        return Err("no channels to interpolate".into());
+    if i.detect && !i.channels.is_empty() {
+        return Err(format!(
+            "channels {:?} are given and detect is set: give the channels or let dspk detect them, \
+             not both",
+            i.channels
+        ));
+    }
+    if i.channels.is_empty() && !i.detect {
+        return Err("no channels to interpolate (give channels, or set detect = true)".into());
     }
     let mut unique = i.channels.clone();
     unique.sort_unstable();

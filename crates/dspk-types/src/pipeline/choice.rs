@@ -119,7 +119,7 @@ impl PipelineSpec {
         matches!(
             self.stages.get(index),
             Some(StageSpec::Whiten(_) | StageSpec::Center(_))
-        )
+        ) || matches!(self.stages.get(index), Some(StageSpec::InterpolateBad(i)) if i.detect)
     }
 }
 
