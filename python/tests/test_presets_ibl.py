@@ -1,9 +1,9 @@
 """dspk's ``ibl`` preset held to ibl-neuropixel's own ``ibldsp.voltage.destripe`` on whole arrays.
 
-The bad channels come from dspk's own detection (``dspk.scan``'s dead and noisy channels) and
-go to both: to dspk as an ``interpolate_bad`` stage after the phase shift (σ = 20 µm, p = 1.3:
-IBL's ``kriging_distance_um`` and ``p``), to ``destripe`` as ``channel_labels`` (1 dead, 2
-noisy). ``destripe`` computes in float64 from the float32 input; dspk in float32 on the device,
+The bad channels come from dspk's own detection (``dspk.scan``'s dead and noisy channels): the
+preset finds them itself (its ``interpolate_bad`` stage with ``detect = true``, σ = 20 µm,
+p = 1.3: IBL's ``kriging_distance_um`` and ``p``), and ``destripe`` is given the channels
+``dspk.scan`` reports as its ``channel_labels`` (1 dead, 2 noisy). ``destripe`` computes in float64 from the float32 input; dspk in float32 on the device,
 so the two differ by the float32 level of the chain. Recordings are small (CI runs on lavapipe,
 at its time limit)."""
 
@@ -59,10 +59,12 @@ def dspk_bad_channels(data: np.ndarray, probe) -> tuple[list[int], list[int]]:
     return list(result.dead), list(result.noisy)
 
 
-def with_interpolation(spec: dict, bad: list[int]) -> dict:
-    stages = list(spec["stages"])
-    at = [s["kind"] for s in stages].index("phase_shift") + 1
-    stages.insert(at, {"kind": "interpolate_bad", "channels": bad, "sigma_um": 20.0, "p": 1.3})
+def with_channels(spec: dict, bad: list[int]) -> dict:
+    """`spec` with its detecting interpolation replaced by one of the channels `bad`."""
+    stages = [
+        {k: v for k, v in dict(s, channels=bad).items() if k != "detect"} if s["kind"] == "interpolate_bad" else s
+        for s in spec["stages"]
+    ]
     return dict(spec, stages=stages)
 
 
@@ -70,9 +72,17 @@ def test_the_ibl_preset_is_listed_with_its_stages():
     presets = dspk.pipeline_presets()
     assert "ibl" in presets and "destripe" in presets["ibl"]
     spec = dspk.pipeline_preset("ibl")
-    assert [s["kind"] for s in spec["stages"]] == ["filter", "phase_shift", "spatial_highpass"]
+    assert [s["kind"] for s in spec["stages"]] == ["filter", "phase_shift", "interpolate_bad", "spatial_highpass"]
     assert spec["stages"][0] == {"kind": "filter", "band": "highpass", "cutoff_hz": [300.0], "order": 3, "direction": "zero_phase"}
     assert spec["stages"][2] == {
+        "kind": "interpolate_bad",
+        "channels": [],
+        "detect": True,
+        "sigma_um": 20.0,
+        "p": 1.3,
+        "weight_floor": 0.005,
+    }
+    assert spec["stages"][3] == {
         "kind": "spatial_highpass",
         "agc_window_samples": 3000,
         "agc_floor_uv": 0.01,
@@ -100,8 +110,12 @@ def test_ibl_preset_equals_destripe_with_dspks_bad_channels(rng, runtime):
     labels[found_noisy] = 2
     theirs = destripe(data.copy(), RATE, h=h, neuropixel_version=None, channel_labels=labels)
     theirs = np.asarray(theirs, dtype=np.float64)
-    spec = with_interpolation(dspk.pipeline_preset("ibl"), sorted(found_dead + found_noisy))
-    ours = dspk.apply_pipeline(data, RATE, spec, probe=probe).astype(np.float64)
+    ours = dspk.apply_pipeline(data, RATE, dspk.pipeline_preset("ibl"), probe=probe).astype(np.float64)
+    # The preset's own detection found scan's channels: the output is the same bits as the
+    # preset with them written in.
+    spec = with_channels(dspk.pipeline_preset("ibl"), sorted(found_dead + found_noisy))
+    given = dspk.apply_pipeline(data, RATE, spec, probe=probe).astype(np.float64)
+    assert np.array_equal(ours, given)
     err = float(np.abs(ours - theirs).max())
     rms = float(np.sqrt(np.mean(theirs**2)))
     print(f"ibl preset, {shanks} shank(s): max |dspk - destripe| {err:.3e} µV (output RMS {rms:.1f} µV)")
@@ -119,7 +133,7 @@ def test_the_spatial_highpass_alone_equals_kfilt(rng, runtime):
     channels, samples = 24, 4_500
     x = (rng.normal(0, 1, (channels, samples)) * rng.uniform(5, 40, (channels, 1))).astype(np.float32)
     x += (rng.normal(0, 50.0, samples) * (np.arange(samples) % 1500 < 500)).astype(np.float32)
-    spec = {"stages": [dspk.pipeline_preset("ibl")["stages"][2]]}
+    spec = {"stages": [dspk.pipeline_preset("ibl")["stages"][3]]}
     ours = dspk.apply_pipeline(x, RATE, spec).astype(np.float64)
     theirs = kfilt(x.astype(np.float64), ntr_pad=60, ntr_tap=0, butter_kwargs={"N": 3, "Wn": 0.01, "btype": "highpass"})
     err = float(np.abs(ours - theirs).max())
@@ -165,6 +179,9 @@ def test_ibl_preset_equals_destripe_with_neuropixels_adc_shifts(rng, runtime):
     data = scipy_signal.sosfiltfilt(sos, data, axis=1).astype(np.float32)
     theirs = np.asarray(destripe(data.copy(), RATE, h=h, neuropixel_version=None), dtype=np.float64)
     ours = dspk.apply_pipeline(data, RATE, dspk.pipeline_preset("ibl"), probe=probe).astype(np.float64)
+    # No bad channel planted and none found (the preset skips its interpolation), and destripe
+    # is given no labels: neither interpolates.
+    assert dspk_bad_channels(data, probe) == ([], [])
     diff = np.abs(ours - theirs).max(axis=0)
     for distance in (0, 300, 1200):
         away = float(diff[distance : samples - distance].max())

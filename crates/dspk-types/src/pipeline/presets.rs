@@ -3,9 +3,9 @@
 //! ibl-neuropixel 1.14.0.
 
 use super::{
-    CenterSpec, FilterBand, FilterDirection, FilterSpec, FitSpec, MedianRule, OutputType,
-    PhaseShiftSpec, PipelineError, PipelineSpec, ReferenceOperator, ReferenceScope, ReferenceSpec,
-    ScaleSpec, SpatialHighpassSpec, StageSpec, WhitenScope, WhitenSpec,
+    CenterSpec, FilterBand, FilterDirection, FilterSpec, FitSpec, InterpolateSpec, MedianRule,
+    OutputType, PhaseShiftSpec, PipelineError, PipelineSpec, ReferenceOperator, ReferenceScope,
+    ReferenceSpec, ScaleSpec, SpatialHighpassSpec, StageSpec, WhitenScope, WhitenSpec,
 };
 
 /// A named pipeline and what it is, in a line.
@@ -206,11 +206,14 @@ fn spikeinterface() -> PipelineSpec {
 ///    windowed sinc (`dspk_ops::shift`), where the probe states each channel's ADC shift, and
 ///    left out on a recording whose probe states none. IBL's FFT shift of the whole array is
 ///    circular: near its ends it wraps the other end in, which dspk does not.
-/// 3. **Bad channels** (`interpolate_bad_channels`, channels IBL labels dead or noisy, weights
-///    `exp(-(d / 20 µm)^1.3)` floored at 0.005): not a stage of this preset, since which
-///    channels are bad is a property of the recording. Add an `interpolate_bad` stage after
-///    the phase shift with the channels `dspk scan` flags dead or noisy, `sigma_um = 20`
-///    (`kriging_distance_um`) and `p = 1.3`; `python/tests/test_presets_ibl.py` does so.
+/// 3. **`interpolate_bad`** with `detect = true`: `interpolate_bad_channels` of the channels
+///    labelled dead or noisy, weights `exp(-(d / 20 µm)^1.3)` floored at 0.005
+///    (`kriging_distance_um = 20`, `p = 1.3`). IBL labels them with its own
+///    `detect_bad_channels` (coherence with neighbours and high-frequency power); dspk with its
+///    own detection: the channels a scan of the whole raw recording flags dead or noisy (`dspk
+///    scan`'s classification), found once when the pipeline is fitted. The two detections can
+///    disagree on a channel; `python/tests/test_presets_ibl.py` holds the preset to `destripe`
+///    given dspk's channels as its labels. A recording without bad channels skips the stage.
 /// 4. **`spatial_highpass`**, the "k-filter" (`kfilt`, `k_filter=True`), per shank
 ///    (`collection = h["shank"]`): `destripe` passes `k_kwargs` to `kfilt`, which, called
 ///    with a collection, calls itself per shank with only `ntr_pad`, `ntr_tap` and
@@ -237,6 +240,13 @@ fn ibl() -> PipelineSpec {
             StageSpec::PhaseShift(PhaseShiftSpec {
                 optional: true,
                 ..PhaseShiftSpec::default()
+            }),
+            StageSpec::InterpolateBad(InterpolateSpec {
+                channels: Vec::new(),
+                detect: true,
+                sigma_um: Some(20.0),
+                p: 1.3,
+                weight_floor: 0.005,
             }),
             StageSpec::SpatialHighpass(SpatialHighpassSpec {
                 agc_window_samples: 3000,

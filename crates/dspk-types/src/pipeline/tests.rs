@@ -278,6 +278,12 @@ fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
         optional = true
 
         [[stages]]
+        kind = "interpolate_bad"
+        detect = true
+        sigma_um = 20.0
+        p = 1.3
+
+        [[stages]]
         kind = "spatial_highpass"
         agc_window_samples = 3000
         agc_floor_uv = 0.01
@@ -361,13 +367,41 @@ fn a_center_stage_needs_a_fit_window() {
 fn a_spatial_high_pass_on_a_shank_too_short_is_refused_before_it_runs() {
     let ibl = PipelineSpec::preset("ibl").unwrap();
     // Order 3: sosfiltfilt's padlen is 12, and 4 channels mirrored by 4 on each side are 12.
-    for probe in [false, true] {
-        let e = ibl.check(&info(4, probe, false)).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "stage 2 (spatial_highpass) of the pipeline: a spatial high-pass of order 3 needs \
-             more than 12 channels per shank once padded, and shank 0 has 4 (12 padded)"
-        );
-        ibl.check(&info(5, probe, false)).unwrap();
-    }
+    let e = ibl.check(&info(4, true, false)).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "stage 3 (spatial_highpass) of the pipeline: a spatial high-pass of order 3 needs \
+         more than 12 channels per shank once padded, and shank 0 has 4 (12 padded)"
+    );
+    ibl.check(&info(5, true, false)).unwrap();
+    // Without geometry, the bad channels (stage 2) could not be interpolated from neighbours.
+    let e = ibl.check(&info(5, false, false)).unwrap_err().to_string();
+    assert!(
+        e.starts_with("stage 2 (interpolate_bad)") && e.contains("geometry"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_detecting_interpolation_takes_no_channels_and_is_fitted() {
+    let i = info(4, true, true);
+    let spec =
+        PipelineSpec::from_toml("[[stages]]\nkind = \"interpolate_bad\"\ndetect = true\n").unwrap();
+    spec.check(&i).unwrap();
+    assert!(spec.is_fitted(0));
+    assert!(spec.to_toml().contains("detect = true"));
+    let given = PipelineSpec::from_toml("[[stages]]\nkind = \"interpolate_bad\"\nchannels = [1]\n")
+        .unwrap();
+    assert!(!given.is_fitted(0));
+    assert!(!given.to_toml().contains("detect"));
+    let e = refusal(
+        "[[stages]]\nkind = \"interpolate_bad\"\nchannels = [1]\ndetect = true\n",
+        &i,
+    );
+    assert!(
+        e.contains("channels [1] are given and detect is set"),
+        "{e}"
+    );
+    let e = refusal("[[stages]]\nkind = \"interpolate_bad\"\n", &i);
+    assert!(e.contains("no channels to interpolate"), "{e}");
 }
