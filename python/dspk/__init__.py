@@ -287,7 +287,8 @@ def detect(
     locally exclusive within ``exclude_sweep_ms`` on the channels within ``radius_um`` (each
     channel alone on a recording without probe geometry). Returns the peaks as a NumPy
     structured array of SpikeInterface's peak dtype (:data:`PEAK_DTYPE`), sorted by sample
-    then channel; with ``return_report``, ``(peaks, report)`` (a dict: noise levels, counts,
+    then channel, ``sample_index`` counted from the start of its segment (``segment_index``),
+    as SpikeInterface counts; with ``return_report``, ``(peaks, report)`` (a dict: noise levels, counts,
     timings; on :func:`synthetic` recordings ``report["truth"]`` scores the peaks against the
     spikes it planted: ``planted``, ``found``, ``false_positives``, ``recall``, ``precision``
     within ``tolerance_ms`` of a trough)."""

@@ -493,7 +493,8 @@ per shank after a 0.1 s gain control (add bad channels as an interpolate_bad sta
 Without REC, the built-in synthetic recording is preprocessed.";
 
 const DETECT_HELP: &str = "The table is sorted by sample, then channel; a .npy file holds \
-SpikeInterface's peak dtype (sample_index, channel_index, amplitude, segment_index). Noise levels \
+SpikeInterface's peak dtype (sample_index, channel_index, amplitude, segment_index; \
+sample_index counted from its segment's start, as SpikeInterface counts). Noise levels \
 are the median absolute deviation / 0.6745 of 20 chunks of 500 ms per segment, on the pipeline's \
 output. Without REC, the built-in synthetic recording, and the peaks are scored against the \
 spikes it planted: recall and precision within 0.4 ms of a trough on the same channel.";

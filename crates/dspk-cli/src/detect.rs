@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use dspk_stream::{DecodeRoute, DetectReport, DetectSpec, Fits, TableFormat, encode_peaks};
+use dspk_stream::{
+    DecodeRoute, DetectReport, DetectSpec, Fits, TableFormat, encode_peaks, segment_starts,
+};
 use dspk_types::PipelineSpec;
 use serde_json::json;
 
@@ -55,6 +57,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &DetectOptions) -> CliResult<St
         .samples
         .saturating_mul(input.info().frame_bytes() as u64);
     let progress = Progress::bytes("detect", stored);
+    let starts = segment_starts(source.info());
     let mut done = dspk_stream::detect(
         &devices,
         source,
@@ -68,7 +71,7 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &DetectOptions) -> CliResult<St
     if let Some(truth) = input.as_synthetic() {
         done.score_against(truth)?;
     }
-    dspk_io::durable::write_file(&opts.output, &encode_peaks(&done.peaks, format))?;
+    dspk_io::durable::write_file(&opts.output, &encode_peaks(&done.peaks, format, &starts))?;
     if ctx.json {
         let value = json!({
             "recording": input.label(),

@@ -91,16 +91,26 @@ fn probe(path: &Path, channels: usize) {
     .unwrap();
 }
 
-/// The `.npy` table's records: (sample, channel, segment).
+/// The `.npy` table's records as (recording sample, channel, segment): the table counts
+/// `sample_index` from its segment's start (SpikeInterface's convention), so segment 1's
+/// start, `2 × CHUNK`, is added back; each record's own `sample_index` must lie inside its
+/// segment's length.
 fn peaks_of(npy: &[u8]) -> Vec<(i64, i64, i64)> {
     let header = usize::from(u16::from_le_bytes([npy[8], npy[9]]));
+    let starts = [0i64, (2 * CHUNK) as i64];
     npy[10 + header..]
         .chunks_exact(32)
         .map(|r| {
+            let sample = i64::from_le_bytes(r[..8].try_into().unwrap());
+            let segment = i64::from_le_bytes(r[24..32].try_into().unwrap());
+            assert!(
+                (0..(2 * CHUNK) as i64).contains(&sample),
+                "sample_index {sample} of segment {segment} is not counted from its segment"
+            );
             (
-                i64::from_le_bytes(r[..8].try_into().unwrap()),
+                starts[segment as usize] + sample,
                 i64::from_le_bytes(r[8..16].try_into().unwrap()),
-                i64::from_le_bytes(r[24..32].try_into().unwrap()),
+                segment,
             )
         })
         .collect()

@@ -7,7 +7,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 
 use dspk_device::describe;
-use dspk_stream::{DetectOptions, DetectSpec, Fits, PassDevice, PeakSign, peak_records};
+use dspk_stream::{
+    DetectOptions, DetectSpec, Fits, PassDevice, PeakSign, peak_records, segment_starts,
+};
 use dspk_types::{DspResult, PipelineSpec, Selection, signal_channels};
 
 use crate::args;
@@ -70,6 +72,7 @@ pub(crate) fn detect<'py>(
         noise: noise_levels,
     };
     let progress = PySink::new(progress.filter(|p| !p.is_none(py)));
+    let starts = segment_starts(source.info());
     let outcome = py.detach(|| -> DspResult<_> {
         let client = client_of(target, device)?;
         let label = describe(&client).adapter_name;
@@ -88,7 +91,7 @@ pub(crate) fn detect<'py>(
     if let Some(truth) = recording.as_synthetic() {
         done.score_against(truth).or_raise()?;
     }
-    let records = PyByteArray::new(py, &peak_records(&done.peaks));
+    let records = PyByteArray::new(py, &peak_records(&done.peaks, &starts));
     let report = serde_json::to_string(&done.report).expect("a report is plain data");
     Ok((records, report))
 }

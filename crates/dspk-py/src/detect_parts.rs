@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 
 use dspk_device::describe;
-use dspk_stream::{DetectSpec, DetectionFit, PassDevice, PeakSign, peak_records};
+use dspk_stream::{DetectSpec, DetectionFit, PassDevice, PeakSign, peak_records, segment_starts};
 use dspk_types::{
     DspError, DspResult, NoProgress, PipelineSpec, RecordingSource, Selection, signal_channels,
 };
@@ -125,6 +125,7 @@ pub(crate) fn detect_part<'py>(
     detect.check().map_err(from_dsp)?;
     let fitted = fitted_of(fitted).map_err(from_dsp)?;
     let window_samples = args::opt_index(window_samples, "window_samples")?;
+    let starts = segment_starts(source.info());
     let part = py
         .detach(|| -> DspResult<_> {
             let devices = one_device(target, device)?;
@@ -141,7 +142,7 @@ pub(crate) fn detect_part<'py>(
             )
         })
         .or_raise()?;
-    Ok(PyByteArray::new(py, &peak_records(&part.peaks)))
+    Ok(PyByteArray::new(py, &peak_records(&part.peaks, &starts)))
 }
 
 /// `detect_fit`'s JSON text, read back.

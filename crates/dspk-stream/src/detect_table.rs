@@ -1,9 +1,25 @@
 //! A table of peaks in the formats it is written in: a NumPy `.npy` structured array of
 //! SpikeInterface's peak dtype (`base_peak_dtype`: `sample_index` int64, `channel_index` int64,
 //! `amplitude` float64, `segment_index` int64), JSON lines or CSV.
+//!
+//! A table's `sample_index` counts from its segment's first sample, as SpikeInterface's peaks
+//! do (each segment's frames start at 0); a [`Peak`]'s `sample` counts from the recording's
+//! first sample (segments end to end). [`segment_starts`] gives what converts one to the other.
 
 use dspk_ops::detect::Peak;
-use dspk_types::{DspError, DspResult};
+use dspk_types::{DspError, DspResult, RecordingInfo};
+
+/// Each segment's first sample in the recording (segments end to end from 0): what a table's
+/// segment-relative `sample_index` is added to.
+pub fn segment_starts(info: &RecordingInfo) -> Vec<u64> {
+    info.segments().ranges().map(|r| r.start).collect()
+}
+
+/// `peak`'s sample counted from its segment's first sample.
+fn in_segment(peak: &Peak, starts: &[u64]) -> u64 {
+    let start = starts.get(peak.segment as usize).copied().unwrap_or(0);
+    peak.sample.saturating_sub(start)
+}
 
 /// A peak table's file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,17 +54,18 @@ impl TableFormat {
 const DESCR: &str = "[('sample_index', '<i8'), ('channel_index', '<i8'), ('amplitude', '<f8'), \
                      ('segment_index', '<i8')]";
 
-/// `peaks` encoded as `format`.
-pub fn encode_peaks(peaks: &[Peak], format: TableFormat) -> Vec<u8> {
+/// `peaks` encoded as `format`, each `sample_index` counted from its segment's first sample
+/// (`starts`: [`segment_starts`] of the recording).
+pub fn encode_peaks(peaks: &[Peak], format: TableFormat, starts: &[u64]) -> Vec<u8> {
     match format {
-        TableFormat::Npy => npy(peaks),
+        TableFormat::Npy => npy(peaks, starts),
         TableFormat::JsonLines => peaks
             .iter()
             .map(|p| {
                 format!(
                     "{{\"sample_index\":{},\"channel_index\":{},\"amplitude\":{},\
                      \"segment_index\":{}}}\n",
-                    p.sample,
+                    in_segment(p, starts),
                     p.channel,
                     f64::from(p.amplitude),
                     p.segment
@@ -61,7 +78,7 @@ pub fn encode_peaks(peaks: &[Peak], format: TableFormat) -> Vec<u8> {
             for p in peaks {
                 text.push_str(&format!(
                     "{},{},{},{}\n",
-                    p.sample,
+                    in_segment(p, starts),
                     p.channel,
                     f64::from(p.amplitude),
                     p.segment
@@ -74,9 +91,9 @@ pub fn encode_peaks(peaks: &[Peak], format: TableFormat) -> Vec<u8> {
 
 /// Version 1.0 `.npy`: magic, header length, the header dict padded with spaces to a multiple
 /// of 64 bytes (newline last), then the records little-endian.
-fn npy(peaks: &[Peak]) -> Vec<u8> {
+fn npy(peaks: &[Peak], starts: &[u64]) -> Vec<u8> {
     let mut out = npy_preamble(peaks.len() as u64);
-    out.extend_from_slice(&peak_records(peaks));
+    out.extend_from_slice(&peak_records(peaks, starts));
     out
 }
 
@@ -95,13 +112,13 @@ fn npy_preamble(count: u64) -> Vec<u8> {
 
 /// The peaks of a `.npy` table as [`encode_peaks`] writes it (a part of a cluster run read
 /// back): its header must be the one written for its record count, its data that many
-/// records.
+/// records; each sample is put back in recording samples with `starts` ([`segment_starts`]).
 ///
 /// # Errors
 /// Bytes that are not such a table (named by what differs: the preamble, or the data's length
 /// against the header's count), or a record out of a peak's range (a negative sample, a channel
-/// or segment past `u32`).
-pub fn decode_npy_peaks(bytes: &[u8]) -> DspResult<Vec<Peak>> {
+/// past `u32`, a segment the recording does not have).
+pub fn decode_npy_peaks(bytes: &[u8], starts: &[u64]) -> DspResult<Vec<Peak>> {
     let not_table =
         || DspError::config("not a peak table as dspk writes it (.npy of SpikeInterface's dtype)");
     let header_len = bytes
@@ -135,13 +152,17 @@ pub fn decode_npy_peaks(bytes: &[u8]) -> DspResult<Vec<Peak>> {
             };
             let (sample, channel) = (i64::from_le_bytes(field(0)), i64::from_le_bytes(field(1)));
             let segment = i64::from_le_bytes(field(3));
+            let start = usize::try_from(segment)
+                .ok()
+                .and_then(|s| starts.get(s).copied());
             match (
                 u64::try_from(sample),
                 u32::try_from(channel),
                 u32::try_from(segment),
+                start,
             ) {
-                (Ok(sample), Ok(channel), Ok(segment)) => Ok(Peak {
-                    sample,
+                (Ok(sample), Ok(channel), Ok(segment), Some(start)) => Ok(Peak {
+                    sample: start + sample,
                     channel,
                     // Written from an f32: the f64 holds it exactly.
                     amplitude: f64::from_le_bytes(field(2)) as f32,
@@ -149,7 +170,8 @@ pub fn decode_npy_peaks(bytes: &[u8]) -> DspResult<Vec<Peak>> {
                 }),
                 _ => Err(DspError::config(format!(
                     "a peak table's record (sample {sample}, channel {channel}, segment \
-                     {segment}) is out of a peak's range"
+                     {segment}) is out of a peak's range (the recording has {} segments)",
+                    starts.len()
                 ))),
             }
         })
@@ -157,11 +179,12 @@ pub fn decode_npy_peaks(bytes: &[u8]) -> DspResult<Vec<Peak>> {
 }
 
 /// The records of `peaks` as the `.npy` data holds them: 32 bytes each, little-endian
-/// `sample_index` i64, `channel_index` i64, `amplitude` f64, `segment_index` i64.
-pub fn peak_records(peaks: &[Peak]) -> Vec<u8> {
+/// `sample_index` i64 (from its segment's first sample, `starts`: [`segment_starts`]),
+/// `channel_index` i64, `amplitude` f64, `segment_index` i64.
+pub fn peak_records(peaks: &[Peak], starts: &[u64]) -> Vec<u8> {
     let mut out = Vec::with_capacity(32 * peaks.len());
     for p in peaks {
-        out.extend_from_slice(&(p.sample as i64).to_le_bytes());
+        out.extend_from_slice(&(in_segment(p, starts) as i64).to_le_bytes());
         out.extend_from_slice(&i64::from(p.channel).to_le_bytes());
         out.extend_from_slice(&f64::from(p.amplitude).to_le_bytes());
         out.extend_from_slice(&i64::from(p.segment).to_le_bytes());
@@ -183,20 +206,43 @@ mod tests {
                 segment: i / 50,
             })
             .collect();
-        let bytes = encode_peaks(&peaks, TableFormat::Npy);
-        assert_eq!(decode_npy_peaks(&bytes).unwrap(), peaks);
+        // Segment 1 starts at sample 50_000_150 (peak 50's sample).
+        let starts = [0, 50_000_150];
+        let bytes = encode_peaks(&peaks, TableFormat::Npy, &starts);
+        assert_eq!(decode_npy_peaks(&bytes, &starts).unwrap(), peaks);
+        // The records count samples from their segment's start, as SpikeInterface does.
+        let records = peak_records(&peaks, &starts);
+        let first_of_1 = i64::from_le_bytes(records[50 * 32..50 * 32 + 8].try_into().unwrap());
+        assert_eq!(first_of_1, 0);
+        let last = i64::from_le_bytes(records[69 * 32..69 * 32 + 8].try_into().unwrap());
+        assert_eq!(last, 1_000_003 * 69 - 50_000_150);
+        let csv =
+            String::from_utf8(encode_peaks(&peaks[50..51], TableFormat::Csv, &starts)).unwrap();
+        assert!(
+            csv.ends_with(&format!("\n0,1,{},1\n", f64::from(-62.6f32))),
+            "{csv}"
+        );
+        let err = decode_npy_peaks(&bytes, &starts[..1])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("segment 1") && err.contains("has 1 segments"),
+            "{err}"
+        );
         assert_eq!(
-            decode_npy_peaks(&encode_peaks(&[], TableFormat::Npy)).unwrap(),
+            decode_npy_peaks(&encode_peaks(&[], TableFormat::Npy, &starts), &starts).unwrap(),
             []
         );
-        let err = decode_npy_peaks(&bytes[..bytes.len() - 32])
+        let err = decode_npy_peaks(&bytes[..bytes.len() - 32], &starts)
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("counts 70 peaks (2240 bytes of records) holds 2208"),
             "{err}"
         );
-        let err = decode_npy_peaks(&bytes[..40]).unwrap_err().to_string();
+        let err = decode_npy_peaks(&bytes[..40], &starts)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a peak table"), "{err}");
     }
 }

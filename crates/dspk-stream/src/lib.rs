@@ -111,7 +111,7 @@ pub use convert::{ConvertOptions, Converted, convert};
 pub use detect::{DetectOptions, Detected, detect, detect_windows, detection_halo, fit_noise};
 pub use detect_part::{DetectedPart, DetectionFit, detect_part, fit_detection};
 pub use detect_report::DetectReport;
-pub use detect_table::{TableFormat, decode_npy_peaks, encode_peaks, peak_records};
+pub use detect_table::{TableFormat, decode_npy_peaks, encode_peaks, peak_records, segment_starts};
 pub use detect_truth::{TRUTH_TOLERANCE_MS, TruthScore, score_peaks};
 /// The fitted parameters of a pipeline (dspk-ops'), as preprocessing takes and reports them.
 pub use dspk_ops::Fits;

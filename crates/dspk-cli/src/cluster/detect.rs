@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use dspk_stream::{
     DecodeRoute, DetectSpec, DetectionFit, PassDevice, Peak, TableFormat, decode_npy_peaks,
-    detect_part, encode_peaks, fit_detection,
+    detect_part, encode_peaks, fit_detection, segment_starts,
 };
 use dspk_types::{ComputeTarget, DspError, NoProgress, PipelineSpec};
 use serde::{Deserialize, Serialize};
@@ -91,6 +91,9 @@ pub(crate) struct PlannedTable {
     fit_devices: Vec<String>,
     /// The pipeline's fitted parameters and the noise levels every part applies.
     fitted: DetectionFit,
+    /// Each segment's first sample in the recording: the tables count a peak's
+    /// `sample_index` from its segment's start, as SpikeInterface does.
+    segment_starts: Vec<u64>,
 }
 
 /// `detect/rec-K.json`.
@@ -116,6 +119,7 @@ impl PlannedTable {
         let source = signal_source(input)?;
         spec.check(source.info())
             .map_err(|e| CliError::from(e).context(input.label()))?;
+        let segment_starts = segment_starts(source.info());
         let clock = Instant::now();
         let fitted = fit_detection(devices, source, spec, DecodeRoute::from_env()?, &NoProgress)
             .map_err(|e| CliError::from(e).context(format!("fitting {}", input.label())))?;
@@ -127,6 +131,7 @@ impl PlannedTable {
             fit_s: clock.elapsed().as_secs_f64(),
             fit_devices: devices.iter().map(|d| d.label.clone()).collect(),
             fitted,
+            segment_starts,
         })
     }
 
@@ -232,7 +237,7 @@ pub(crate) fn run_part(
     )?;
     dspk_io::durable::write_file(
         dir.join(&name),
-        &encode_peaks(&part.peaks, TableFormat::Npy),
+        &encode_peaks(&part.peaks, TableFormat::Npy, &planned.segment_starts),
     )?;
     let device = devices
         .first()
@@ -319,7 +324,7 @@ fn assemble_one(
         let bytes = std::fs::read(&path).map_err(|e| {
             CliError::new(format!("{}: job {n}'s part: {e}: {mend}", path.display()))
         })?;
-        let part = decode_npy_peaks(&bytes)
+        let part = decode_npy_peaks(&bytes, &planned.segment_starts)
             .map_err(|e| CliError::from(e).context(format!("{}: {mend}", path.display())))?;
         let counted = match done.get(&n).and_then(|r| r.result.as_ref()) {
             Some(JobResult::Detect(r)) => {
@@ -354,7 +359,10 @@ fn assemble_one(
         peaks.extend(part);
     }
     let path = dir.join(&planned.output);
-    dspk_io::durable::write_file(&path, &encode_peaks(&peaks, TableFormat::Npy))?;
+    dspk_io::durable::write_file(
+        &path,
+        &encode_peaks(&peaks, TableFormat::Npy, &planned.segment_starts),
+    )?;
     Ok(AssembledTable {
         output: planned.output.clone(),
         recording: planned.recording.clone(),
