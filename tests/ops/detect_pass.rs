@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use crate::two_column_probe;
 use dspk_device::TargetExt as _;
 use dspk_device::open_second;
 use dspk_ops::Fits;
@@ -14,8 +15,8 @@ use dspk_stream::{
 };
 use dspk_tests::{for_each_runtime, test_rng, visible};
 use dspk_types::{
-    Contact, MemoryOrder, MemoryRecording, NoProgress, PipelineSpec, Probe, ProbeParts,
-    RecordingInfo, RecordingSource, SampleFormat, SampleRate,
+    MemoryOrder, MemoryRecording, NoProgress, PipelineSpec, RecordingInfo, RecordingSource,
+    SampleFormat, SampleRate,
 };
 use rand::Rng as _;
 
@@ -30,26 +31,6 @@ const SPEC: &str = r#"
     kind = "common_reference"
     operator = "median"
 "#;
-
-/// Two columns 32 µm apart, rows 20 µm apart: within 50 µm, a channel's row and the two
-/// rows either side.
-fn probe(channels: usize) -> Probe {
-    let contacts = (0..channels)
-        .map(|c| {
-            Some(Contact::new(
-                if c % 2 == 0 { 0.0 } else { 32.0 },
-                20.0 * (c / 2) as f64,
-                0,
-                format!("e{c}"),
-            ))
-        })
-        .collect();
-    Probe::new(ProbeParts {
-        channels: contacts,
-        ..ProbeParts::default()
-    })
-    .expect("a valid probe")
-}
 
 /// Noise of ±30 µV with a spike (a trough of 300–500 µV over ~0.5 ms, 60 % of it on the
 /// next channel) at each planted (channel, sample).
@@ -68,7 +49,7 @@ fn recording(
         SampleFormat::F32,
         MemoryOrder::ChannelMajor,
     );
-    info.probe = Some(probe(channels));
+    info.probe = Some(two_column_probe(channels));
     let mut data: Vec<f32> = (0..channels * samples)
         .map(|_| rng.random_range(-30.0f32..30.0))
         .collect();

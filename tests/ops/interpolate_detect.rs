@@ -6,14 +6,15 @@
 
 use std::sync::Arc;
 
+use crate::two_column_probe;
 use dspk_ops::Fits;
 use dspk_stream::{
     DecodeRoute, PassDevice, PreprocessOptions, detect_bad_channels, fit, preprocess,
 };
 use dspk_tests::{for_each_runtime, test_rng};
 use dspk_types::{
-    Contact, DspResult, MemoryOrder, MemoryRecording, NoProgress, PipelineSpec, Probe, ProbeParts,
-    RecordingInfo, RecordingSource, SampleFormat, SampleRate, SignalUnit, WindowSink,
+    DspResult, MemoryOrder, MemoryRecording, NoProgress, PipelineSpec, RecordingInfo,
+    RecordingSource, SampleFormat, SampleRate, SignalUnit, WindowSink,
 };
 use rand::Rng as _;
 
@@ -36,25 +37,6 @@ fn given(channels: &[usize]) -> PipelineSpec {
     .unwrap()
 }
 
-/// Two columns 32 µm apart, rows 20 µm apart.
-fn probe() -> Probe {
-    let contacts = (0..CHANNELS)
-        .map(|c| {
-            Some(Contact::new(
-                if c % 2 == 0 { 0.0 } else { 32.0 },
-                20.0 * (c / 2) as f64,
-                0,
-                format!("e{c}"),
-            ))
-        })
-        .collect();
-    Probe::new(ProbeParts {
-        channels: contacts,
-        ..ProbeParts::default()
-    })
-    .expect("a valid probe")
-}
-
 /// Noise of ±20 µV on a DC offset per channel; `bad`: channel DEAD flat at 5 µV and channel
 /// NOISY's noise 25 times larger.
 fn recording(name: &str, bad: bool) -> (Arc<dyn RecordingSource>, Vec<f32>) {
@@ -67,7 +49,7 @@ fn recording(name: &str, bad: bool) -> (Arc<dyn RecordingSource>, Vec<f32>) {
         SampleFormat::F32,
         MemoryOrder::ChannelMajor,
     );
-    info.probe = Some(probe());
+    info.probe = Some(two_column_probe(CHANNELS));
     let data: Vec<f32> = (0..CHANNELS * SAMPLES)
         .map(|i| {
             let c = i / SAMPLES;

@@ -15,3 +15,25 @@ mod reference;
 mod scale;
 mod shift;
 mod whiten;
+
+use dspk_types::{Contact, Probe, ProbeParts};
+
+/// Two columns 32 µm apart, rows 20 µm apart, one shank, no ADC slots: within 50 µm, a
+/// channel's row and the two rows either side.
+pub(crate) fn two_column_probe(channels: usize) -> Probe {
+    let contacts = (0..channels)
+        .map(|c| {
+            Some(Contact::new(
+                if c % 2 == 0 { 0.0 } else { 32.0 },
+                20.0 * (c / 2) as f64,
+                0,
+                format!("e{c}"),
+            ))
+        })
+        .collect();
+    Probe::new(ProbeParts {
+        channels: contacts,
+        ..ProbeParts::default()
+    })
+    .expect("a valid probe")
+}
