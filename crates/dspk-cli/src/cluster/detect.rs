@@ -280,17 +280,14 @@ pub(crate) fn assemble(
     plan: &Plan,
     done: &BTreeMap<usize, &JobRecord>,
 ) -> CliResult<Vec<AssembledTable>> {
-    let mut outputs: Vec<usize> = plan.jobs.iter().filter_map(|j| j.output).collect();
-    outputs.dedup();
-    let mut assembled = Vec::new();
-    for output in outputs {
-        let planned = PlannedTable::load(dir, output)?;
-        if !planned.jobs.iter().all(|j| done.contains_key(j)) {
-            continue;
-        }
-        assembled.push(assemble_one(dir, plan, &planned, done)?);
-    }
-    Ok(assembled)
+    plan.done_outputs(
+        |j| done.contains_key(&j),
+        |output| PlannedTable::load(dir, output),
+        |planned| &planned.jobs,
+    )?
+    .iter()
+    .map(|planned| assemble_one(dir, plan, planned, done))
+    .collect()
 }
 
 /// One table from its parts, each checked: there, whole, of its job's samples only, and

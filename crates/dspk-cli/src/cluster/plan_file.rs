@@ -252,6 +252,26 @@ impl Plan {
         Ok(plan)
     }
 
+    /// Each output of the plan (a preprocessed file, a peak table) loaded by `load`, kept where
+    /// every job of it (`jobs` of what was loaded) is `done`: what `gather` assembles.
+    pub(crate) fn done_outputs<P>(
+        &self,
+        done: impl Fn(usize) -> bool,
+        load: impl Fn(usize) -> CliResult<P>,
+        jobs: impl Fn(&P) -> &[usize],
+    ) -> CliResult<Vec<P>> {
+        let mut outputs: Vec<usize> = self.jobs.iter().filter_map(|j| j.output).collect();
+        outputs.dedup();
+        let mut kept = Vec::new();
+        for output in outputs {
+            let planned = load(output)?;
+            if jobs(&planned).iter().all(|&j| done(j)) {
+                kept.push(planned);
+            }
+        }
+        Ok(kept)
+    }
+
     /// The job numbered `n`.
     pub(crate) fn job(&self, n: usize) -> CliResult<&Job> {
         self.jobs.get(n).ok_or_else(|| {

@@ -252,17 +252,14 @@ pub(crate) fn assemble(
     plan: &Plan,
     done: &BTreeMap<usize, &JobRecord>,
 ) -> CliResult<Vec<Assembled>> {
-    let mut outputs: Vec<usize> = plan.jobs.iter().filter_map(|j| j.output).collect();
-    outputs.dedup();
-    let mut assembled = Vec::new();
-    for output in outputs {
-        let planned = PlannedOutput::load(dir, output)?;
-        if !planned.jobs.iter().all(|j| done.contains_key(j)) {
-            continue;
-        }
-        assembled.push(assemble_one(dir, plan, &planned, done)?);
-    }
-    Ok(assembled)
+    plan.done_outputs(
+        |j| done.contains_key(&j),
+        |output| PlannedOutput::load(dir, output),
+        |planned| &planned.jobs,
+    )?
+    .iter()
+    .map(|planned| assemble_one(dir, plan, planned, done))
+    .collect()
 }
 
 /// One output from its parts.
