@@ -11,9 +11,7 @@ use dspk_stream::{
     DecodeRoute, Fits, InputFile, OnDevice, PreprocessPlan, PreprocessReport, preprocess,
     preprocess_on_device, preprocess_plan,
 };
-use dspk_types::{
-    MemoryOrder, OutputType, PipelineSpec, RecordingSource, Selection, signal_channels,
-};
+use dspk_types::{MemoryOrder, OutputType, PipelineSpec, RecordingSource};
 use serde_json::json;
 
 use crate::Ctx;
@@ -162,13 +160,7 @@ fn on_device_text(ctx: &Ctx, label: &str, kept: &OnDevice) -> String {
 /// are neither preprocessed nor written), as `dspk preprocess` and a cluster plan's jobs read
 /// it.
 pub(crate) fn signal_source(input: &Input) -> CliResult<Arc<dyn RecordingSource>> {
-    let signal = signal_channels(input.info());
-    Ok(Selection {
-        channels: signal.as_ref(),
-        ..Selection::default()
-    }
-    .apply(input.source.clone())
-    .map_err(|e| e.error)?)
+    Ok(dspk_types::signal_source(input.source.clone())?)
 }
 
 impl PreprocessOptions {

@@ -10,7 +10,7 @@ use dspk_device::describe;
 use dspk_stream::{
     DetectOptions, DetectSpec, Fits, PassDevice, PeakSign, peak_records, segment_starts,
 };
-use dspk_types::{DspResult, PipelineSpec, Selection, signal_channels};
+use dspk_types::{DspResult, PipelineSpec, signal_source};
 
 use crate::args;
 use crate::device::{client_of, route_of, target_of};
@@ -57,13 +57,7 @@ pub(crate) fn detect<'py>(
         exclude_sweep_ms,
     };
     detect.check().map_err(from_dsp)?;
-    let signal = signal_channels(recording.source.info());
-    let source = Selection {
-        channels: signal.as_ref(),
-        ..Selection::default()
-    }
-    .apply(recording.source.clone())
-    .map_err(|e| from_dsp(e.error))?;
+    let source = signal_source(recording.source.clone()).map_err(from_dsp)?;
     spec.check(source.info()).map_err(|e| from_dsp(e.into()))?;
     let options = DetectOptions {
         detect,

@@ -9,14 +9,11 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyByteArray;
 
-use dspk_device::describe;
-use dspk_stream::{DetectSpec, DetectionFit, PassDevice, PeakSign, peak_records, segment_starts};
-use dspk_types::{
-    DspError, DspResult, NoProgress, PipelineSpec, RecordingSource, Selection, signal_channels,
-};
+use dspk_stream::{DetectSpec, DetectionFit, PeakSign, peak_records, segment_starts};
+use dspk_types::{DspError, DspResult, NoProgress, PipelineSpec, RecordingSource, signal_source};
 
 use crate::args;
-use crate::device::{client_of, route_of, target_of};
+use crate::device::{one_device, route_of, target_of};
 use crate::errors::{OrRaise, from_dsp};
 use crate::preprocess::pipeline_of;
 use crate::recording::Recording;
@@ -34,25 +31,9 @@ fn spec_and_source(
     } else {
         pipeline_of(pipeline)?
     };
-    let signal = signal_channels(recording.source.info());
-    let source = Selection {
-        channels: signal.as_ref(),
-        ..Selection::default()
-    }
-    .apply(recording.source.clone())
-    .map_err(|e| from_dsp(e.error))?;
+    let source = signal_source(recording.source.clone()).map_err(from_dsp)?;
     spec.check(source.info()).map_err(|e| from_dsp(e.into()))?;
     Ok((spec, source))
-}
-
-/// One device, as `dspk.detect` opens it.
-fn one_device(
-    target: dspk_types::ComputeTarget,
-    device: Option<usize>,
-) -> DspResult<Vec<PassDevice>> {
-    let client = client_of(target, device)?;
-    let label = describe(&client).adapter_name;
-    Ok(vec![PassDevice { client, label }])
 }
 
 /// Fits what `dspk.detect` fits to `recording` (its signal channels) after `pipeline`, once;

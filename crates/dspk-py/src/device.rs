@@ -41,6 +41,17 @@ pub(crate) fn client_of(
     pass_device(target, index).map(|d| d.client)
 }
 
+/// One device of `target` (`index` as [`client_of`] takes it), labelled by its adapter, as
+/// `dspk.preprocess` and `dspk.detect` open one for a part.
+pub(crate) fn one_device(
+    target: ComputeTarget,
+    index: Option<usize>,
+) -> DspResult<Vec<PassDevice>> {
+    let client = client_of(target, index)?;
+    let label = describe(&client).adapter_name;
+    Ok(vec![PassDevice { client, label }])
+}
+
 /// Device `index` of `target`, named as `dspk --devices INDEX` names it, else `target`'s
 /// default device, named by its adapter as `dspk` names it without `--devices`.
 fn pass_device(target: ComputeTarget, index: Option<usize>) -> DspResult<PassDevice> {

@@ -10,16 +10,14 @@ use std::time::Instant;
 
 use pyo3::prelude::*;
 
-use dspk_device::describe;
 use dspk_io::{BinarySidecar, BinarySink, SidecarSegment, Whole, assemble_parts, output_format};
-use dspk_stream::{Fits, InputFile, PassDevice, PreprocessOptions, Provenance};
+use dspk_stream::{Fits, InputFile, PreprocessOptions, Provenance};
 use dspk_types::{
-    ComputeTarget, DspError, DspResult, NoProgress, PipelineSpec, RationalTime, RecordingSource,
-    Selection, signal_channels,
+    DspError, DspResult, NoProgress, PipelineSpec, RationalTime, RecordingSource, signal_source,
 };
 
 use crate::args;
-use crate::device::{client_of, route_of, target_of};
+use crate::device::{one_device, route_of, target_of};
 use crate::errors::{OrRaise, from_dsp};
 use crate::preprocess::pipeline_of;
 use crate::recording::{Recording, order_from};
@@ -82,22 +80,9 @@ fn spec_and_source(
     let spec = pipeline_of(pipeline)?
         .with_output(format, gain)
         .map_err(|e| from_dsp(e.into()))?;
-    let signal = signal_channels(recording.source.info());
-    let source = Selection {
-        channels: signal.as_ref(),
-        ..Selection::default()
-    }
-    .apply(recording.source.clone())
-    .map_err(|e| from_dsp(e.error))?;
+    let source = signal_source(recording.source.clone()).map_err(from_dsp)?;
     spec.check(source.info()).map_err(|e| from_dsp(e.into()))?;
     Ok((spec, source))
-}
-
-/// One device, as `dspk.preprocess` opens it.
-fn one_device(target: ComputeTarget, device: Option<usize>) -> DspResult<Vec<PassDevice>> {
-    let client = client_of(target, device)?;
-    let label = describe(&client).adapter_name;
-    Ok(vec![PassDevice { client, label }])
 }
 
 /// Fits `pipeline` to `recording` once (its signal channels) and writes `out`, the fit file

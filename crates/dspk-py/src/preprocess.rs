@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use dspk_device::describe;
 use dspk_io::{BinarySink, output_format};
 use dspk_stream::{Fits, InputFile, PassDevice, PreprocessOptions, preprocess_plan};
-use dspk_types::{DspResult, OutputType, PipelineSpec, Selection, signal_channels};
+use dspk_types::{DspResult, OutputType, PipelineSpec, signal_source};
 
 use crate::args;
 use crate::device::{client_of, route_of, target_of};
@@ -65,13 +65,7 @@ pub(crate) fn preprocess(
     let spec = pipeline_of(pipeline)?
         .with_output(format, gain)
         .map_err(|e| from_dsp(e.into()))?;
-    let signal = signal_channels(recording.source.info());
-    let source = Selection {
-        channels: signal.as_ref(),
-        ..Selection::default()
-    }
-    .apply(recording.source.clone())
-    .map_err(|e| from_dsp(e.error))?;
+    let source = signal_source(recording.source.clone()).map_err(from_dsp)?;
     let info = source.info().clone();
     spec.check(&info).map_err(|e| from_dsp(e.into()))?;
     let given = match &fits {

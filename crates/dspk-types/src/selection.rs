@@ -56,6 +56,23 @@ pub fn signal_channels(info: &crate::RecordingInfo) -> Option<ChannelList> {
     ChannelList::from_indices(&signal).ok()
 }
 
+/// `source` with only its signal channels ([`signal_channels`]), as preprocessing and
+/// detection read a recording; `source` itself where every channel is a signal.
+///
+/// # Errors
+/// What the channel selection refuses (nothing, for the list [`signal_channels`] makes).
+pub fn signal_source(
+    source: Arc<dyn RecordingSource>,
+) -> Result<Arc<dyn RecordingSource>, DspError> {
+    let signal = signal_channels(source.info());
+    Selection {
+        channels: signal.as_ref(),
+        ..Selection::default()
+    }
+    .apply(source)
+    .map_err(|e| e.error)
+}
+
 impl Selection<'_> {
     /// `source` with the map, the channel list and the range applied, in that order; the
     /// source itself where the selection is the whole recording.
