@@ -211,6 +211,9 @@ def preprocess(
     decode: Optional[str] = None,
     device: Optional[int] = None,
     dry_run: bool = False,
+    report: Union[str, "_os.PathLike[str]", None] = None,
+    at: Optional[Sequence[Union[float, str]]] = None,
+    colour_by: str = "class",
 ):
     """Preprocesses ``recording`` on the device with ``pipeline`` and writes ``out`` (raw
     binary) and ``<out>.json`` (its sidecar: the probe, and the provenance: the pipeline, the
@@ -224,7 +227,10 @@ def preprocess(
     preprocessed (a sync or digital channel is left out). An output that would overwrite an
     input, a bad spec or a spec the recording cannot run is refused before anything is written;
     a run that fails leaves no partial output. With ``dry_run`` nothing is read: the plan
-    (stages, halos, windows, device memory) is returned as a dict."""
+    (stages, halos, windows, device memory) is returned as a dict. ``report``: also write
+    the page ``dspk preprocess --report`` writes there (a few windows raw and after each
+    stage; ``at``: where they start, in seconds or the program's notation; ``colour_by``: what
+    the probe's contacts are coloured by, ``"class"``, ``"std"``, ``"mad"`` or ``"mean"``)."""
     import json
 
     from ._pipeline import _spec_json
@@ -246,6 +252,9 @@ def preprocess(
             decode=decode,
             device=device,
             dry_run=dry_run,
+            report=None if report is None else _os.fspath(report),
+            at=at,
+            colour_by=colour_by,
         )
     finally:
         if bar is not None:

@@ -3,7 +3,7 @@
 import os
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,17 @@ class RecordingNotFoundError(RecordingFileError, FileNotFoundError): ...
 class DeviceError(DspkError, RuntimeError): ...
 
 class Recording:
+    def report(
+        self,
+        out: _Path,
+        *,
+        pipeline: Optional[str] = None,
+        at: Optional[Sequence[Union[float, str]]] = None,
+        runtime: Optional[str] = None,
+        device: Optional[int] = None,
+        progress: Optional[Callable[[ProgressEvent], object]] = None,
+        colour_by: str = "class",
+    ) -> Dict[str, Any]: ...
     @property
     def name(self) -> str: ...
     @property
@@ -151,6 +162,15 @@ class ProgressEvent:
     def fraction(self) -> Optional[float]: ...
 
 class ScanResult:
+    def report(
+        self,
+        out: _Path,
+        *,
+        at: Optional[Sequence[Union[float, str]]] = None,
+        runtime: Optional[str] = None,
+        device: Optional[int] = None,
+        colour_by: str = "class",
+    ) -> Dict[str, Any]: ...
     @property
     def min(self) -> npt.NDArray[np.float64]: ...
     @property
@@ -251,6 +271,7 @@ def synthetic(
     seed: Optional[int] = None,
     dead: Optional[Sequence[int]] = None,
     noisy: Optional[Sequence[int]] = None,
+    probe: Optional[_Path] = None,
 ) -> Recording: ...
 def devices() -> list[dict[str, Any]]: ...
 def worker_device(worker: int, devices: Sequence[int]) -> tuple[Optional[int], str]: ...
@@ -303,6 +324,9 @@ def preprocess(
     decode: Optional[str] = None,
     device: Optional[int] = None,
     dry_run: bool = False,
+    report: Optional[_Path] = None,
+    at: Optional[Sequence[Union[float, str]]] = None,
+    colour_by: str = "class",
 ) -> str: ...
 def preprocess_fit(
     recording: Recording,

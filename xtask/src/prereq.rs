@@ -36,8 +36,11 @@ struct Missing {
     packages: &'static str,
 }
 
+/// Where the report tests find Chromium (Debian's `chromium` package).
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
 /// Fails naming every missing system dependency: python3 with `venv` (the Python tests' venvs),
-/// Slurm and munge (the cluster tests), and a Vulkan loader with a driver where the tests
+/// Slurm and munge (the cluster tests), Chromium (the report tests), and a Vulkan loader with a driver where the tests
 /// require the wgpu runtime (`test_runtimes`, as `DSPK_TEST_RUNTIMES` spells it).
 pub fn check(test_runtimes: &OsStr) -> Result<(), Error> {
     let mut missing = Vec::new();
@@ -57,6 +60,12 @@ pub fn check(test_runtimes: &OsStr) -> Result<(), Error> {
             packages: "slurm-wlm munge",
         });
     }
+    if cfg!(target_os = "linux") && !Path::new(CHROMIUM).is_file() {
+        missing.push(Missing {
+            what: format!("Chromium ({CHROMIUM})"),
+            packages: "chromium",
+        });
+    }
     if requires_wgpu(test_runtimes)
         && cfg!(target_os = "linux")
         && let Some(what) = missing_vulkan()
@@ -68,7 +77,9 @@ pub fn check(test_runtimes: &OsStr) -> Result<(), Error> {
     }
     match summary(&missing) {
         None => {
-            eprintln!("system packages: python3-venv, Slurm, munge and Vulkan are all here");
+            eprintln!(
+                "system packages: python3-venv, Slurm, munge, Chromium and Vulkan are all here"
+            );
             Ok(())
         }
         Some(line) => Err(Error::Failed(line)),

@@ -19,7 +19,7 @@ const MATURIN: &str = "maturin>=1.9.4,<2";
 /// the engines the cluster tests run on (`dask.distributed`'s LocalCluster, dask-jobqueue's
 /// SLURMCluster on the single-node Slurm of `tests/cluster/slurm.sh`). The one list of them:
 /// `.ci/run` installs none itself.
-const TEST_PACKAGES: [&str; 13] = [
+const TEST_PACKAGES: [&str; 15] = [
     "pytest",
     "scipy",
     "spikeinterface",
@@ -38,6 +38,10 @@ const TEST_PACKAGES: [&str; 13] = [
     "ibl-neuropixel==1.14.0",
     // The .cbin writer the reader is tested against (python/tests/test_cbin.py).
     "mtscomp",
+    // The reports opened in Debian's Chromium, and their screenshots read
+    // (python/tests/test_report.py).
+    "playwright",
+    "pillow",
 ];
 
 /// The venv of Python tools: `$DSPK_PY_TOOLS`, else `<target>/py-tools`.

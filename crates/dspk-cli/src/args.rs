@@ -95,10 +95,38 @@ written to the temporary directory for the run and removed after."
     /// Write a cluster run's job list (one job per recording segment, or per chunk) and its Slurm
     /// job array script
     Plan(PlanArgs),
+    /// Write a report a person opens in a browser: one self-contained HTML page with the probe
+    /// and its dead and noisy channels, the noise along it, a few windows raw and after each
+    /// stage of a pipeline as heat maps and traces, and the run
+    Report(ReportArgs),
     /// Run one job of a plan (a Slurm array task: --job defaults to $SLURM_ARRAY_TASK_ID)
     Run(RunArgs),
     /// Merge a plan's results; list the jobs that failed or never ran
     Gather(GatherArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    #[command(flatten)]
+    pub(crate) recording: RecordingArg,
+
+    /// The report (an HTML file)
+    #[arg(short, long, value_name = "FILE.html")]
+    pub(crate) output: PathBuf,
+
+    /// The pipeline whose stages are drawn: a preset's name, a spec file, or `none` (the raw
+    /// windows only)
+    #[arg(long, value_name = "NAME|FILE", default_value = "none")]
+    pub(crate) pipeline: String,
+
+    /// Where the windows (a second each) start (a time; repeat for several) [default: three
+    /// spread evenly over the recording]
+    #[arg(long, value_name = "T")]
+    pub(crate) at: Vec<String>,
+
+    /// What the probe colours its contacts by: their class (dead, noisy, good) or a statistic
+    #[arg(long, value_name = "WHAT", default_value = "class", value_parser = ["class", "std", "mad", "mean"])]
+    pub(crate) colour_by: String,
 }
 
 #[derive(Debug, Args)]
@@ -357,6 +385,26 @@ pub(crate) struct InfoArgs {
     pub(crate) verify: bool,
 }
 
+/// `--report` and `--at`, as written.
+#[derive(Debug, Args)]
+pub(crate) struct ReportFlags {
+    /// Also write a report a person opens in a browser to this file: one self-contained HTML
+    /// page (the probe with its dead and noisy channels, noise along the probe, windows as heat
+    /// maps and traces, the run)
+    #[arg(long, value_name = "FILE.html")]
+    pub(crate) report: Option<PathBuf>,
+
+    /// Where the report's windows (a second each) start (a time; repeat for several)
+    /// [default: three spread evenly over the recording]
+    #[arg(long, value_name = "T", requires = "report")]
+    pub(crate) at: Vec<String>,
+
+    /// What the report's probe colours its contacts by: their class (dead, noisy, good) or a
+    /// statistic
+    #[arg(long, value_name = "WHAT", default_value = "class", value_parser = ["class", "std", "mad", "mean"], requires = "report")]
+    pub(crate) colour_by: String,
+}
+
 /// `--start`, `--end`, `--duration`, as written.
 #[derive(Debug, Args)]
 pub(crate) struct TimeArgs {
@@ -414,6 +462,9 @@ pub(crate) struct ScanArgs {
     /// channels (--json always has them)
     #[arg(long)]
     pub(crate) table: bool,
+
+    #[command(flatten)]
+    pub(crate) report: ReportFlags,
 
     /// Samples per window sent to the device [default: one second, capped by the device's
     /// largest buffer]
@@ -586,6 +637,9 @@ pub(crate) struct PreprocessArgs {
     /// there (a sorter on the GPU) would get them, file → preprocessed windows
     #[arg(long, conflicts_with_all = ["output", "dry_run"])]
     pub(crate) on_device: bool,
+
+    #[command(flatten)]
+    pub(crate) report: ReportFlags,
 
     /// Attach the probe geometry of FILE, a probeinterface JSON file, in place of any the
     /// recording carries

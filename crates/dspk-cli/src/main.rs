@@ -11,6 +11,7 @@ mod error;
 mod info;
 mod input;
 mod output;
+mod page;
 mod preprocess;
 mod progress;
 mod report;
@@ -49,6 +50,11 @@ fn run(cli: Cli) -> CliResult<String> {
                 window_samples: args.window_samples,
                 mask: args.mask,
                 table: args.table,
+                page: page::PageOptions::parse(
+                    args.report.report,
+                    &args.report.at,
+                    &args.report.colour_by,
+                )?,
             };
             if args.recordings.len() > 1 && !args.join.concat {
                 if args.segment.is_some() {
@@ -132,6 +138,11 @@ fn run(cli: Cli) -> CliResult<String> {
                 window_samples: args.window_samples,
                 dry_run: args.dry_run,
                 on_device: args.on_device,
+                page: page::PageOptions::parse(
+                    args.report.report,
+                    &args.report.at,
+                    &args.report.colour_by,
+                )?,
             };
             let length = time_arg("--synthetic-duration", args.synthetic_duration.as_ref())?;
             let input = open_one(&args.recordings, length, &args.join)?
@@ -140,6 +151,14 @@ fn run(cli: Cli) -> CliResult<String> {
                 .with_segment(args.segment)?;
             preprocess::run(&ctx, input, &opts)
         }
+        Command::Report(args) => page::run(
+            &ctx,
+            args.recording.open()?,
+            &args.output,
+            &args.pipeline,
+            &args.at,
+            &args.colour_by,
+        ),
         Command::Detect(args) => {
             let opts = detect::DetectOptions {
                 pipeline: args.pipeline,

@@ -40,6 +40,8 @@ pub(crate) struct PreprocessOptions {
     pub(crate) dry_run: bool,
     /// `--on-device`: keep the windows on the device, write nothing.
     pub(crate) on_device: bool,
+    /// `--report` and `--at`: the page a person opens.
+    pub(crate) page: crate::page::PageOptions,
 }
 
 /// `dspk preprocess --print-pipeline CHOICE`: the pipeline as TOML (JSON with `--json`).
@@ -67,6 +69,21 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         None => Fits::default(),
     };
     let mut files = input.files()?;
+    if opts.page.path.is_some() {
+        if opts.dry_run || opts.on_device {
+            return Err(crate::error::CliError::new(
+                "--report draws the windows of a preprocessing that writes its output: not with \
+                 --dry-run or --on-device",
+            ));
+        }
+        opts.page.check(&input, "--report")?;
+        opts.page.request(&info)?;
+        if opts.page.path == opts.output {
+            return Err(crate::error::CliError::new(
+                "--report and -o name the same file: the report is a page of its own",
+            ));
+        }
+    }
     if let Some(output) = &opts.output {
         let mut guarded = files.clone();
         guarded.extend(spec.files_read(&opts.pipeline, opts.fits.as_deref()));
@@ -99,9 +116,29 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
         .saturating_mul(input.info().frame_bytes() as u64);
     let progress = Progress::bytes("preprocess", stored);
     let done = preprocess(
-        &devices, source, &spec, fits, &options, &progress, &mut sink,
+        &devices,
+        source.clone(),
+        &spec,
+        fits,
+        &options,
+        &progress,
+        &mut sink,
     )?;
     progress.finish();
+    if let Some(path) = &opts.page.path {
+        let start = std::time::Instant::now();
+        let request = opts.page.request(&info)?;
+        let mut report = dspk_report::preprocess_report(
+            &devices,
+            &input,
+            &source,
+            &done,
+            &request,
+            options.route,
+        )?;
+        let read = format!("windows read in {:.2} s", start.elapsed().as_secs_f64());
+        crate::page::write(&mut report, &opts.page, path, &read)?;
+    }
     drop(prepared);
     let sidecar = dspk_io::sidecar_path(&output);
     if ctx.json {

@@ -31,6 +31,8 @@ pub(crate) struct ScanOptions {
     pub(crate) mask: Option<std::path::PathBuf>,
     /// Print every channel's statistics, not only the flagged channels.
     pub(crate) table: bool,
+    /// `--report` and `--at`: the page a person opens.
+    pub(crate) page: crate::page::PageOptions,
 }
 
 /// A scan's options checked against its recording, before any device is opened.
@@ -53,6 +55,10 @@ pub(crate) fn check(input: &Input, opts: &ScanOptions) -> CliResult<Checked> {
                 "{flag}: is a directory: the mask is written to a file"
             )));
         }
+    }
+    opts.page.check(input, "--report")?;
+    if opts.page.path.is_some() {
+        opts.page.request(input.info())?;
     }
     let window_samples = window_option(opts.window_samples)?;
     let route = DecodeRoute::from_env()?;
@@ -97,7 +103,7 @@ pub(crate) fn scan_checked(
             .context(format!("--mask {}", path.display()))?;
     }
     Ok(ScanReport::new(
-        subject(input, opts),
+        subject(input, opts.mask.as_deref()),
         input.info(),
         &result,
         target,
@@ -110,6 +116,7 @@ pub(crate) fn run(ctx: &Ctx, input: &Input, opts: &ScanOptions) -> CliResult<Str
     let checked = check(input, opts)?;
     let (target, devices, _prepared) = ctx.pass_devices()?;
     let report = scan_checked(input, opts, &checked, target, &devices)?;
+    crate::page::of_scan(input, &devices, &report, &opts.page)?;
     if ctx.json {
         return Ok(json_text(&report));
     }
@@ -121,8 +128,8 @@ pub(crate) fn json_text(value: &impl Serialize) -> String {
     serde_json::to_string_pretty(value).expect("json values serialise") + "\n"
 }
 
-/// What a report says of `input` beyond its information.
-fn subject(input: &Input, opts: &ScanOptions) -> ScanSubject {
+/// What a report says of `input` beyond its information (`mask`: where its mask went).
+pub(crate) fn subject(input: &Input, mask: Option<&std::path::Path>) -> ScanSubject {
     ScanSubject {
         label: input.label(),
         warnings: input.warnings.clone(),
@@ -133,7 +140,7 @@ fn subject(input: &Input, opts: &ScanOptions) -> ScanSubject {
             }),
             _ => None,
         },
-        mask_path: opts.mask.as_deref().map(|p| p.display().to_string()),
+        mask_path: mask.map(|p| p.display().to_string()),
     }
 }
 
@@ -156,6 +163,12 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
         return Err(CliError::new(
             "--mask writes one file: give one REC to write a mask, or scan with --json to get \
              every recording's mask",
+        ));
+    }
+    if opts.page.path.is_some() {
+        return Err(CliError::new(
+            "--report writes the page of one recording: give one REC (or `dspk report REC` \
+             for each)",
         ));
     }
     let window_samples = window_option(opts.window_samples)?;
@@ -199,7 +212,7 @@ pub(crate) fn run_each(ctx: &Ctx, inputs: &[Input], opts: &ScanOptions) -> CliRe
         match result {
             Ok(result) => {
                 let report = ScanReport::new(
-                    subject(input, opts),
+                    subject(input, opts.mask.as_deref()),
                     input.info(),
                     &result,
                     target,

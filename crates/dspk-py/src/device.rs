@@ -54,7 +54,7 @@ pub(crate) fn one_device(
 
 /// Device `index` of `target`, named as `dspk --devices INDEX` names it, else `target`'s
 /// default device, named by its adapter as `dspk` names it without `--devices`.
-fn pass_device(target: ComputeTarget, index: Option<usize>) -> DspResult<PassDevice> {
+pub(crate) fn pass_device(target: ComputeTarget, index: Option<usize>) -> DspResult<PassDevice> {
     let Some(i) = index else {
         let client = target.client()?;
         let label = describe(&client).adapter_name;
@@ -136,12 +136,12 @@ pub(crate) fn scan(
         ScanReport::new(subject, source.info(), &result, target, &devices)
     });
     sink.finish()?;
-    Ok(ScanResult::new(py, outcome.or_raise()?))
+    Ok(ScanResult::new(py, outcome.or_raise()?).with_recording((**recording).clone()))
 }
 
 /// What a scan's report says of `recording` beyond its information: the same as `dspk scan`
 /// says of it (no mask is written from Python).
-fn subject_of(recording: &Recording) -> ScanSubject {
+pub(crate) fn subject_of(recording: &Recording) -> ScanSubject {
     let planted = match &recording.origin {
         Origin::Synthetic { dead, noisy } => Some(Planted {
             dead: dead.clone(),

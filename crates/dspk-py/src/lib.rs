@@ -40,6 +40,7 @@ mod presets;
 mod progress;
 mod pysource;
 mod recording;
+mod report;
 mod results;
 mod stored;
 mod time;

@@ -37,7 +37,8 @@ pub(crate) fn pipeline_of(pipeline: &str) -> PyResult<PipelineSpec> {
 #[pyfunction]
 #[pyo3(signature = (recording, out, *, pipeline="kilosort4", format=None, gain=None, fits=None,
                     order="time-major", runtime=None, progress=None, window_samples=None,
-                    decode=None, device=None, dry_run=false))]
+                    decode=None, device=None, dry_run=false, report=None, at=None,
+                    colour_by="class"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn preprocess(
     py: Python<'_>,
@@ -54,6 +55,9 @@ pub(crate) fn preprocess(
     decode: Option<&str>,
     device: Option<usize>,
     dry_run: bool,
+    report: Option<PathBuf>,
+    at: Option<&Bound<'_, PyAny>>,
+    colour_by: &str,
 ) -> PyResult<String> {
     let order = order_from(order)?;
     let target = target_of(runtime)?;
@@ -73,6 +77,28 @@ pub(crate) fn preprocess(
         None => Fits::default(),
     };
     let files = recording.input_files()?;
+    let page = match &report {
+        Some(path) => {
+            if dry_run {
+                return Err(crate::errors::invalid(
+                    "report draws the windows of a preprocessing that writes its output: not \
+                     with dry_run",
+                ));
+            }
+            crate::report::check_path(recording, path)?;
+            if out.as_deref() == Some(path.as_path()) {
+                return Err(crate::errors::invalid(
+                    "report and out name the same file: the report is a page of its own",
+                ));
+            }
+            Some((
+                path.clone(),
+                crate::report::request_of(at, &info)?,
+                crate::report::colour_of(colour_by)?,
+            ))
+        }
+        None => None,
+    };
     if let Some(out) = &out {
         let mut guarded = files.clone();
         guarded.extend(spec.files_read(pipeline, fits.as_deref()));
@@ -105,13 +131,43 @@ pub(crate) fn preprocess(
     let progress = PySink::new(progress.filter(|p| !p.is_none(py)));
     let mut sink =
         BinarySink::new(&out, order, recording.label()).format(output_format(&spec.output()));
+    let opened: &dspk_io::OpenedRecording = recording;
     let outcome = py.detach(|| -> DspResult<_> {
         let devices = open()?;
-        dspk_stream::preprocess(
-            &devices, source, &spec, given, &options, &progress, &mut sink,
-        )
+        let done = dspk_stream::preprocess(
+            &devices,
+            source.clone(),
+            &spec,
+            given,
+            &options,
+            &progress,
+            &mut sink,
+        )?;
+        let page = match &page {
+            Some((path, request, colour_by)) => {
+                let mut report = dspk_report::preprocess_report(
+                    &devices,
+                    opened,
+                    &source,
+                    &done,
+                    request,
+                    options.route,
+                )?;
+                report.colour_by = *colour_by;
+                Some(dspk_report::write_report(&report, path)?)
+            }
+            None => None,
+        };
+        Ok((done, page))
     });
     progress.finish()?;
-    let done = outcome.or_raise()?;
-    Ok(serde_json::to_string(&done.report).expect("a report is plain data"))
+    let (done, page) = outcome.or_raise()?;
+    let mut value = serde_json::to_value(&done.report).expect("a report is plain data");
+    if let (Some(file), Some(map)) = (page, value.as_object_mut()) {
+        map.insert(
+            "report_file".to_string(),
+            serde_json::to_value(file).expect("a report file is plain data"),
+        );
+    }
+    Ok(value.to_string())
 }

@@ -53,6 +53,31 @@ impl Recording {
 
 #[pymethods]
 impl Recording {
+    /// Writes a report a person opens in a browser to `out` (as `dspk report` does): the
+    /// recording is scanned, `pipeline` (a preset's name, a spec file or spec text; `None`:
+    /// none) fitted where it must be, and the windows `at` asks for (times: seconds, or the
+    /// program's notation as `str`; default: three spread over the recording) drawn raw and
+    /// after each stage; `colour_by`: what the probe's contacts are coloured by (`"class"`:
+    /// dead, noisy, good; `"std"`, `"mad"`, `"mean"`). Returns where it went, its size and
+    /// its data.
+    #[pyo3(signature = (out, *, pipeline=None, at=None, runtime=None, device=None, progress=None, colour_by="class"))]
+    #[allow(clippy::too_many_arguments)]
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        out: PathBuf,
+        pipeline: Option<&str>,
+        at: Option<&Bound<'_, PyAny>>,
+        runtime: Option<&str>,
+        device: Option<usize>,
+        progress: Option<Py<PyAny>>,
+        colour_by: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::report::recording_report(
+            py, self, &out, pipeline, at, runtime, device, progress, colour_by,
+        )
+    }
+
     /// The recording's name (often its file name).
     #[getter]
     fn name(&self) -> String {
@@ -506,9 +531,11 @@ pub(crate) fn concat(
 /// The built-in synthetic Neuropixels-like recording: `seconds` long (default 60) or exactly
 /// `samples` samples, `channels` channels (default 384) at `sample_rate` (default 30 kHz),
 /// int16 stored with a µV gain, seeded noise and spikes, and planted dead and noisy channels
-/// (default: the probe's own, those below `channels`).
+/// (default: the probe's own, those below `channels`); `probe`: the geometry of a
+/// probeinterface JSON file attached to it (as `dspk scan --probe` does).
 #[pyfunction]
-#[pyo3(signature = (seconds=None, *, samples=None, channels=None, sample_rate=None, seed=None, dead=None, noisy=None))]
+#[pyo3(signature = (seconds=None, *, samples=None, channels=None, sample_rate=None, seed=None, dead=None, noisy=None, probe=None))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn synthetic(
     seconds: Option<&Bound<'_, PyAny>>,
     samples: Option<&Bound<'_, PyAny>>,
@@ -517,6 +544,7 @@ pub(crate) fn synthetic(
     seed: Option<&Bound<'_, PyAny>>,
     dead: Option<Vec<usize>>,
     noisy: Option<Vec<usize>>,
+    probe: Option<PathBuf>,
 ) -> PyResult<Recording> {
     let mut config =
         SyntheticConfig::default().with_seed(args::opt_index(seed, "seed")?.unwrap_or(0));
@@ -557,7 +585,12 @@ pub(crate) fn synthetic(
             "the synthetic recording would be empty: it needs at least one sample",
         ));
     }
-    Ok(OpenedRecording::synthetic(config).or_raise()?.into())
+    let opened = OpenedRecording::synthetic(config).or_raise()?;
+    Ok(match probe {
+        Some(path) => opened.with_probe_file(&path).or_raise()?,
+        None => opened,
+    }
+    .into())
 }
 
 /// Test support: runs dspk's `RecordingSource` conformance suite (the checks every Rust

@@ -54,6 +54,9 @@ impl PassFigures {
 pub struct ScanResult {
     report: ScanReport,
     columns: Columns,
+    /// The recording scanned, where the scan ran in this process (a result read back from a
+    /// record has none): what `report` reads its windows from.
+    recording: Option<dspk_io::OpenedRecording>,
 }
 
 /// A report's per-channel figures as NumPy arrays, made once.
@@ -82,12 +85,55 @@ impl ScanResult {
             std: column(|c| c.std),
             mask: PyArray1::from_vec(py, enabled.collect()).unbind(),
         };
-        Self { report, columns }
+        Self {
+            report,
+            columns,
+            recording: None,
+        }
+    }
+
+    /// This result, knowing the recording it is of.
+    pub(crate) fn with_recording(mut self, recording: dspk_io::OpenedRecording) -> Self {
+        self.recording = Some(recording);
+        self
     }
 }
 
 #[pymethods]
 impl ScanResult {
+    /// Writes the scan's report, a page a person opens in a browser (as `dspk scan --report`
+    /// does), to `out`: the probe with the dead and noisy channels, the noise along it, the
+    /// windows `at` asks for (times; default: three spread over the recording), read again
+    /// on the device; `colour_by` as for `Recording.report`. Returns where it went, its size
+    /// and its data.
+    #[pyo3(signature = (out, *, at=None, runtime=None, device=None, colour_by="class"))]
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        out: std::path::PathBuf,
+        at: Option<&Bound<'_, PyAny>>,
+        runtime: Option<&str>,
+        device: Option<usize>,
+        colour_by: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let recording = self.recording.as_ref().ok_or_else(|| {
+            crate::errors::invalid(
+                "this scan result was read back from a record, not scanned here: call \
+                 recording.report(out) on the recording to draw it",
+            )
+        })?;
+        crate::report::scan_report(
+            py,
+            recording,
+            &self.report,
+            &out,
+            at,
+            runtime,
+            device,
+            colour_by,
+        )
+    }
+
     /// Per-channel minimum (`float64`), in each channel's unit (µV for voltages).
     #[getter]
     fn min(&self, py: Python<'_>) -> Py<PyArray1<f64>> {

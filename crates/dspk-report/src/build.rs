@@ -15,7 +15,7 @@ use dspk_types::{
 
 use crate::collect::{Collected, WindowRequest, collect};
 use crate::draw::probe;
-use crate::model::{ChannelRow, MatrixView, Report, ReportKind, RunFacts};
+use crate::model::{ChannelRow, ColourBy, MatrixView, Report, ReportKind, RunFacts};
 
 /// A contact's size where the probe states no shape (µm): Neuropixels' 12 µm squares.
 pub const DEFAULT_CONTACT_UM: f64 = 12.0;
@@ -190,30 +190,18 @@ fn report_of_scan(
             collected.windows.len()
         ));
     }
-    let facts = RunFacts {
-        recording: recording.label(),
-        format: recording.kind(),
-        sample_rate: info.sample_rate.to_string(),
-        sample_rate_hz: info.sample_rate.rate_hz(),
-        channel_count: info.channel_count(),
-        duration_s: info.duration()?.as_seconds_f64(),
-        runtime: scan.runtime.to_string(),
-        device: scan.device.clone(),
+    let facts = facts(
+        recording,
+        info,
+        (scan.runtime.to_string(), scan.device.clone()),
         figures,
-        pipeline: pipeline.map(|(s, _)| s.to_toml()),
-        fitted: pipeline.map(|(_, f)| fitted_lines(f)).unwrap_or_default(),
-        warnings: scan.warnings.clone(),
-    };
+        pipeline,
+        scan.warnings.clone(),
+    )?;
     let statistics_from = format!(
-        "std and mean: the scan of {:.3} s; MAD σ: the report's {} window{} ({} samples per channel)",
+        "std and mean: the scan of {:.3} s; MAD σ: {}",
         scan.duration_s,
-        collected.windows.len(),
-        if collected.windows.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        collected.samples
+        windows_text(&collected)
     );
     finish(
         kind,
@@ -292,31 +280,20 @@ pub fn preprocess_report(
     }
     let described = devices.first().map(|d| describe(&d.client));
     let info = source.info();
-    let facts = RunFacts {
-        recording: recording.label(),
-        format: recording.kind(),
-        sample_rate: info.sample_rate.to_string(),
-        sample_rate_hz: info.sample_rate.rate_hz(),
-        channel_count: info.channel_count(),
-        duration_s: info.duration()?.as_seconds_f64(),
-        runtime: described
-            .as_ref()
-            .map_or_else(String::new, |d| d.runtime.to_string()),
-        device: described.map_or_else(String::new, |d| d.adapter_name),
+    let device = described.map_or_else(Default::default, |d| {
+        (d.runtime.to_string(), d.adapter_name)
+    });
+    let facts = facts(
+        recording,
+        info,
+        device,
         figures,
-        pipeline: Some(spec.to_toml()),
-        fitted: fitted_lines(&done.fits),
-        warnings: recording.warnings.clone(),
-    };
+        Some((spec, &done.fits)),
+        recording.warnings.clone(),
+    )?;
     let statistics_from = format!(
-        "std, mean, MAD σ and the classes: the report's {} raw window{} ({} samples per channel)",
-        collected.windows.len(),
-        if collected.windows.len() == 1 {
-            ""
-        } else {
-            "s"
-        },
-        collected.samples
+        "std, mean, MAD σ and the classes: {}",
+        windows_text(&collected)
     );
     finish(
         ReportKind::Preprocess,
@@ -406,6 +383,7 @@ fn finish(
         probe: probe_view,
         windows: collected.windows,
         whitening,
+        colour_by: ColourBy::default(),
     })
 }
 
@@ -445,6 +423,42 @@ fn rows_of(
             }
         })
         .collect()
+}
+
+/// The run's facts: `recording` (described by `info`) on `device` (runtime, name), with
+/// `figures`, `pipeline` and its fits, and `warnings`.
+fn facts(
+    recording: &OpenedRecording,
+    info: &dspk_types::RecordingInfo,
+    device: (String, String),
+    figures: Vec<String>,
+    pipeline: Option<(&PipelineSpec, &Fits)>,
+    warnings: Vec<String>,
+) -> DspResult<RunFacts> {
+    Ok(RunFacts {
+        recording: recording.label(),
+        format: recording.kind(),
+        sample_rate: info.sample_rate.to_string(),
+        sample_rate_hz: info.sample_rate.rate_hz(),
+        channel_count: info.channel_count(),
+        duration_s: info.duration()?.as_seconds_f64(),
+        runtime: device.0,
+        device: device.1,
+        figures,
+        pipeline: pipeline.map(|(s, _)| s.to_toml()),
+        fitted: pipeline.map(|(_, f)| fitted_lines(f)).unwrap_or_default(),
+        warnings,
+    })
+}
+
+/// `the report's 3 raw windows (90000 samples per channel)`.
+fn windows_text(collected: &Collected) -> String {
+    let n = collected.windows.len();
+    format!(
+        "the report's {n} raw window{} ({} samples per channel)",
+        if n == 1 { "" } else { "s" },
+        collected.samples
+    )
 }
 
 /// The fitted parameters, one line each.

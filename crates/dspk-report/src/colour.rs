@@ -43,6 +43,29 @@ pub fn diverging() -> Vec<[u8; 3]> {
         .collect()
 }
 
+/// Anchors of the scale a statistic is coloured by (dark blue, teal, green, yellow: as
+/// matplotlib's viridis runs), evenly spaced.
+const SEQUENTIAL: [[f64; 3]; 5] = [
+    [68.0, 1.0, 84.0],
+    [59.0, 82.0, 139.0],
+    [33.0, 145.0, 140.0],
+    [94.0, 201.0, 98.0],
+    [253.0, 231.0, 37.0],
+];
+
+/// The colour of `t` (0 to 1, clamped; NaN: grey) on the sequential scale.
+pub fn sequential(t: f64) -> [u8; 3] {
+    if !t.is_finite() {
+        return [0x99, 0x99, 0x99];
+    }
+    let x = t.clamp(0.0, 1.0) * (SEQUENTIAL.len() - 1) as f64;
+    let i = (x.floor() as usize).min(SEQUENTIAL.len() - 2);
+    let u = x - i as f64;
+    let (a, b) = (SEQUENTIAL[i], SEQUENTIAL[i + 1]);
+    let mix = |k: usize| (a[k] + (b[k] - a[k]) * u).round() as u8;
+    [mix(0), mix(1), mix(2)]
+}
+
 /// The palette index of `value` on a scale from `low` (0) to `high` (255), clamped; NaN and an
 /// empty range map to the middle.
 pub fn index(value: f32, low: f64, high: f64) -> u8 {
@@ -72,5 +95,9 @@ mod tests {
         assert_eq!(index(f32::NAN, -10.0, 10.0), 128);
         assert_eq!(index(1.0, 1.0, 1.0), 128);
         assert_eq!(hex(NOISY), "#f08c00");
+        assert_eq!(sequential(0.0), [68, 1, 84]);
+        assert_eq!(sequential(1.0), [253, 231, 37]);
+        assert_eq!(sequential(0.5), [33, 145, 140]);
+        assert_eq!(sequential(f64::NAN), [0x99, 0x99, 0x99]);
     }
 }

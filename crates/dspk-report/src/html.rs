@@ -9,7 +9,7 @@ use dspk_types::DspResult;
 use crate::build::counts;
 use crate::colour;
 use crate::draw::{escape, heat, noise, probe, traces};
-use crate::model::{ChannelRow, Report};
+use crate::model::{ChannelRow, ColourBy, Report};
 
 /// What the page may load: nothing but its own inline style and `data:` images.
 const POLICY: &str = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
@@ -45,7 +45,7 @@ pub fn render(report: &Report) -> DspResult<String> {
         "<header>\n<h1>{}</h1>\n<p class=\"answer\" id=\"answer\">{}</p>\n\
          <p class=\"sub\">{}: {} channels at {}, {:.3} s · {} on {}</p>\n</header>\n",
         escape(&title),
-        escape(&answer(report, dead, noisy, good)),
+        escape(&report.answer()),
         escape(&run.format),
         run.channel_count,
         escape(&run.sample_rate),
@@ -67,7 +67,7 @@ pub fn render(report: &Report) -> DspResult<String> {
         report.probe.stated,
         report.probe.model.clone(),
     );
-    let probe_svg = probe::svg(&drawn, &report.probe, depth, x_range)?;
+    let probe_svg = probe::svg(report.colour_by, &drawn, &report.probe, depth, x_range)?;
     let noise_svg = noise::svg(&drawn, depth, report.median_std, report.noisy_threshold)?;
     let geometry = if report.probe.stated {
         format!(
@@ -82,22 +82,42 @@ pub fn render(report: &Report) -> DspResult<String> {
     } else {
         "the recording states no geometry: channels drawn in their order, 20 µm apart".to_string()
     };
+    let legend = match report.colour_by {
+        ColourBy::Class => format!(
+            "<span class=\"sw\" style=\"background:{}\"></span>good {good}\
+             <span class=\"sw\" style=\"background:{}\"></span>dead {dead}\
+             <span class=\"sw\" style=\"background:{}\"></span>noisy {noisy}",
+            colour::hex(colour::GOOD),
+            colour::hex(colour::DEAD),
+            colour::hex(colour::NOISY),
+        ),
+        by => {
+            let (lo, hi) = probe::value_range(by, &drawn);
+            format!(
+                "contacts coloured by {}: {lo:.2} µV <span class=\"sw\" style=\"width:80px;\
+                 background:linear-gradient(to right,{},{},{},{},{})\"></span> {hi:.2} µV \
+                 (dead {dead}, noisy {noisy}, good {good})",
+                by.name(),
+                colour::hex(colour::sequential(0.0)),
+                colour::hex(colour::sequential(0.25)),
+                colour::hex(colour::sequential(0.5)),
+                colour::hex(colour::sequential(0.75)),
+                colour::hex(colour::sequential(1.0)),
+            )
+        }
+    };
     let _ = write!(
         page,
-        "<section id=\"probe\">\n<h2>The probe</h2>\n<p class=\"sub\">{geometry}. \
-         <span class=\"sw\" style=\"background:{}\"></span>good {good}\
-         <span class=\"sw\" style=\"background:{}\"></span>dead {dead}\
-         <span class=\"sw\" style=\"background:{}\"></span>noisy {noisy} \
+        "<section id=\"probe\">\n<h2>The probe</h2>\n<p class=\"sub\">{geometry}. {legend} \
          · hover a contact for its channel. {}.</p>\n<div class=\"row\">\n\
-         <figure id=\"probe-drawing\" data-px-per-um=\"{}\" data-origin-x=\"{}\" data-origin-y=\"{}\">\n{probe_svg}</figure>\n\
+         <figure id=\"probe-drawing\" data-px-per-um=\"{}\" data-origin-x=\"{}\" data-origin-y=\"{}\" \
+         data-colour-by=\"{}\">\n{probe_svg}</figure>\n\
          <figure id=\"noise\">\n{noise_svg}</figure>\n</div>\n</section>\n",
-        colour::hex(colour::GOOD),
-        colour::hex(colour::DEAD),
-        colour::hex(colour::NOISY),
         escape(&report.statistics_from),
         report.probe.px_per_um,
         report.probe.origin_px.0,
         report.probe.origin_px.1,
+        report.colour_by.name(),
     );
 
     // The windows.
@@ -222,37 +242,4 @@ pub fn render(report: &Report) -> DspResult<String> {
         "<script type=\"application/json\" id=\"dspk-report\">{data}</script>\n</body>\n</html>\n"
     );
     Ok(page)
-}
-
-/// The page's first line: the classes, and the noise.
-fn answer(report: &Report, dead: usize, noisy: usize, good: usize) -> String {
-    let list = |class: &str| {
-        let ids: Vec<String> = report
-            .channels
-            .iter()
-            .filter(|r| r.class == class)
-            .map(|r| r.index.to_string())
-            .collect();
-        if ids.is_empty() {
-            "none".to_string()
-        } else {
-            ids.join(", ")
-        }
-    };
-    format!(
-        "dead: {} · noisy: {} · {good} good of {} · median std {:.2} µV, noisy above {:.2} µV",
-        if dead == 0 {
-            "none".to_string()
-        } else {
-            list("dead")
-        },
-        if noisy == 0 {
-            "none".to_string()
-        } else {
-            list("noisy")
-        },
-        report.channels.len(),
-        report.median_std,
-        report.noisy_threshold
-    )
 }

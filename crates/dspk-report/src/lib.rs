@@ -33,7 +33,8 @@ pub use collect::{
 pub use colour::{DEAD, GOOD, NOISY};
 pub use html::render;
 pub use model::{
-    ChannelRow, MatrixView, Panel, ProbeView, Report, ReportKind, RunFacts, SpikeMark, WindowView,
+    ChannelRow, ColourBy, MatrixView, Panel, ProbeView, Report, ReportKind, RunFacts, SpikeMark,
+    WindowView,
 };
 pub use values::{MAD_TO_STD, percentile};
 

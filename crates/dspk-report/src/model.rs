@@ -50,6 +50,90 @@ pub struct Report {
     pub windows: Vec<WindowView>,
     /// The fitted whitening matrices drawn.
     pub whitening: Vec<MatrixView>,
+    /// What the probe's contacts are coloured by.
+    pub colour_by: ColourBy,
+}
+
+/// What the probe's contacts are coloured by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColourBy {
+    /// Their class: dead, noisy or good.
+    #[default]
+    Class,
+    /// Their standard deviation.
+    Std,
+    /// Their MAD noise (1.4826 × MAD).
+    Mad,
+    /// Their mean.
+    Mean,
+}
+
+impl ColourBy {
+    /// Every choice's name, in order.
+    pub const NAMES: [&'static str; 4] = ["class", "std", "mad", "mean"];
+
+    /// The choice named `name` (`class`, `std`, `mad`, `mean`).
+    ///
+    /// # Errors
+    /// Any other name, with the choices.
+    pub fn parse(name: &str) -> dspk_types::DspResult<Self> {
+        match name {
+            "class" => Ok(Self::Class),
+            "std" => Ok(Self::Std),
+            "mad" => Ok(Self::Mad),
+            "mean" => Ok(Self::Mean),
+            other => Err(dspk_types::DspError::config(format!(
+                "contacts can be coloured by {}, not {other:?}",
+                Self::NAMES.join(", ")
+            ))),
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// A channel's value of it (`None` for `Class`).
+    pub fn value(self, row: &ChannelRow) -> Option<f64> {
+        match self {
+            Self::Class => None,
+            Self::Std => Some(row.std),
+            Self::Mad => Some(row.mad_std),
+            Self::Mean => Some(row.mean),
+        }
+    }
+}
+
+impl Report {
+    /// The channels of class `class` (`dead`, `noisy`, `good`), comma-separated, or `none`.
+    pub fn class_list(&self, class: &str) -> String {
+        let ids: Vec<String> = self
+            .channels
+            .iter()
+            .filter(|r| r.class == class)
+            .map(|r| r.index.to_string())
+            .collect();
+        if ids.is_empty() {
+            "none".to_string()
+        } else {
+            ids.join(", ")
+        }
+    }
+
+    /// The report's first line: the dead and noisy channels, and the noise.
+    pub fn answer(&self) -> String {
+        let good = self.channels.iter().filter(|r| r.class == "good").count();
+        format!(
+            "dead: {} · noisy: {} · {good} good of {} · median std {:.2} µV, noisy above {:.2} µV",
+            self.class_list("dead"),
+            self.class_list("noisy"),
+            self.channels.len(),
+            self.median_std,
+            self.noisy_threshold
+        )
+    }
 }
 
 /// The run behind a report.

@@ -270,6 +270,7 @@ fn run_job(
                 window_samples: plan.options.window_samples,
                 mask: None,
                 table: false,
+                page: Default::default(),
             };
             let checked = scan::check(&input, &opts)?;
             let (target, devices, _prepared) = device.open(ctx)?;

@@ -100,29 +100,11 @@ pub fn svg(
         drawn(root.present())?;
     }
     let (plot, bar_box) = boxes;
-    let out = put_under(
-        &out,
-        &image(
-            &bar,
-            bar_box.0.start,
-            bar_box.1.start,
-            bar_box.0.end - bar_box.0.start,
-            bar_box.1.end - bar_box.1.start,
-        ),
-    );
-    let out = put_under(
-        &out,
-        &image(
-            &picture,
-            plot.0.start,
-            plot.1.start,
-            plot.0.end - plot.0.start,
-            plot.1.end - plot.1.start,
-        ),
-    );
-    Ok(put_under(
-        &out,
-        &format!("<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"),
+    let out = put_under(&out, &image_in(&bar, &bar_box));
+    Ok(on_white(
+        &put_under(&out, &image_in(&picture, &plot)),
+        width,
+        height,
     ))
 }
 
@@ -163,18 +145,23 @@ pub fn matrix_svg(weights: &[f32], n: usize, limit: f64) -> DspResult<String> {
         plot = chart.plotting_area().get_pixel_range();
         drawn(root.present())?;
     }
-    let out = put_under(
-        &out,
-        &image(
-            &picture,
-            plot.0.start,
-            plot.1.start,
-            plot.0.end - plot.0.start,
-            plot.1.end - plot.1.start,
-        ),
-    );
-    Ok(put_under(
-        &out,
-        &format!("<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"),
+    Ok(on_white(
+        &put_under(&out, &image_in(&picture, &plot)),
+        width,
+        height,
     ))
+}
+
+/// An `<image>` of `picture` filling the pixel box `area` (x range, y range).
+fn image_in(picture: &str, area: &(std::ops::Range<i32>, std::ops::Range<i32>)) -> String {
+    let (x, y) = area;
+    image(picture, x.start, y.start, x.end - x.start, y.end - y.start)
+}
+
+/// `svg` (`width × height`) on a white background laid under everything in it.
+fn on_white(svg: &str, width: u32, height: u32) -> String {
+    put_under(
+        svg,
+        &format!("<rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"),
+    )
 }

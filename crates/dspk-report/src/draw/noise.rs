@@ -2,6 +2,7 @@
 //! scale: standard deviation and MAD noise with the noisy threshold and the median drawn, and
 //! the mean.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::probe::{Depth, MARGIN, X_LABELS};
@@ -34,25 +35,7 @@ pub fn svg(
             .filter(|v| v.is_finite())
             .fold(1.0f64, f64::max)
             * 1.08;
-        let mut chart = drawn(
-            ChartBuilder::on(&left)
-                .margin(MARGIN)
-                .x_label_area_size(X_LABELS)
-                .y_label_area_size(Y_LABELS)
-                .build_cartesian_2d(0.0..top_noise, depth.range.0..depth.range.1),
-        )?;
-        drawn(
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .light_line_style(WHITE)
-                .x_labels(5)
-                .y_labels(8)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .x_desc("noise (µV): std ●, MAD σ +")
-                .label_style((FONT, 11))
-                .draw(),
-        )?;
+        let mut chart = against_depth(&left, 0.0..top_noise, depth, "noise (µV): std ●, MAD σ +")?;
         for (value, style, name) in [
             (
                 median_std,
@@ -107,25 +90,7 @@ pub fn svg(
         let lo = means.iter().copied().fold(0.0f64, f64::min);
         let hi = means.iter().copied().fold(0.0f64, f64::max);
         let pad = ((hi - lo) * 0.08).max(1.0);
-        let mut chart = drawn(
-            ChartBuilder::on(&right)
-                .margin(MARGIN)
-                .x_label_area_size(X_LABELS)
-                .y_label_area_size(Y_LABELS)
-                .build_cartesian_2d((lo - pad)..(hi + pad), depth.range.0..depth.range.1),
-        )?;
-        drawn(
-            chart
-                .configure_mesh()
-                .disable_y_mesh()
-                .light_line_style(WHITE)
-                .x_labels(5)
-                .y_labels(8)
-                .y_label_formatter(&|v| format!("{v:.0}"))
-                .x_desc("mean (µV)")
-                .label_style((FONT, 11))
-                .draw(),
-        )?;
+        let mut chart = against_depth(&right, (lo - pad)..(hi + pad), depth, "mean (µV)")?;
         drawn(chart.draw_series(std::iter::once(PathElement::new(
             vec![(0.0, depth.range.0), (0.0, depth.range.1)],
             RGBColor(0xbb, 0xbb, 0xbb).stroke_width(1),
@@ -139,4 +104,33 @@ pub fn svg(
         drawn(root.present())?;
     }
     Ok(out)
+}
+
+/// A chart on `area` of `x` (labelled `desc`) against the probe's depth, its axes drawn.
+fn against_depth<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    x: std::ops::Range<f64>,
+    depth: Depth,
+    desc: &str,
+) -> DspResult<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let mut chart = drawn(
+        ChartBuilder::on(area)
+            .margin(MARGIN)
+            .x_label_area_size(X_LABELS)
+            .y_label_area_size(Y_LABELS)
+            .build_cartesian_2d(x, depth.range.0..depth.range.1),
+    )?;
+    drawn(
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .light_line_style(WHITE)
+            .x_labels(5)
+            .y_labels(8)
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .x_desc(desc)
+            .label_style((FONT, 11))
+            .draw(),
+    )?;
+    Ok(chart)
 }

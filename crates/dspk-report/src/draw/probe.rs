@@ -5,7 +5,7 @@ use plotters::prelude::*;
 
 use super::{FONT, drawn, escape, put_over};
 use crate::colour;
-use crate::model::{ChannelRow, ProbeView};
+use crate::model::{ChannelRow, ColourBy, ProbeView};
 use dspk_types::DspResult;
 
 /// Margin around a chart, pixels.
@@ -103,6 +103,7 @@ pub fn layout(
 
 /// The probe's SVG: `rows` placed as `view` says (from [`layout`]).
 pub fn svg(
+    colour_by: ColourBy,
     rows: &[ChannelRow],
     view: &ProbeView,
     depth: Depth,
@@ -158,8 +159,12 @@ pub fn svg(
                 RGBColor(0xe4, 0xe4, 0xe4).filled(),
             ))))?;
         }
+        let (lo, hi) = value_range(colour_by, rows);
         for r in rows {
-            let [red, green, blue] = colour::of_class(&r.class);
+            let [red, green, blue] = match colour_by.value(r) {
+                None => colour::of_class(&r.class),
+                Some(v) => colour::sequential((v - lo) / (hi - lo)),
+            };
             let corners = [
                 (r.x_um - cw / 2.0, r.y_um + ch / 2.0),
                 (r.x_um + cw / 2.0, r.y_um - ch / 2.0),
@@ -201,6 +206,25 @@ pub fn svg(
     ))
 }
 
+/// The range of `colour_by`'s values over `rows` (finite ones; `(0, 1)` where there are none
+/// or, where all are equal, that value ± 1).
+pub fn value_range(colour_by: ColourBy, rows: &[ChannelRow]) -> (f64, f64) {
+    let values: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| colour_by.value(r))
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !(lo.is_finite() && hi.is_finite()) {
+        (0.0, 1.0)
+    } else if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - 1.0, hi + 1.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,7 +259,7 @@ mod tests {
             .collect();
         let (view, depth, x_range) = layout(&rows, (12.0, 12.0), true, None);
         assert!(view.size_px.1 <= 960 + 2 * MARGIN + X_LABELS + 1);
-        let svg = svg(&rows, &view, depth, x_range).unwrap();
+        let svg = svg(ColourBy::Class, &rows, &view, depth, x_range).unwrap();
         assert!(svg.contains("<title>channel 3 ch3 (e3): dead"));
         // Channel 3's hover box is centred on the pixel the view gives for its contact.
         let want = (
