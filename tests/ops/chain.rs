@@ -1,7 +1,8 @@
 //! The whole chain (filter → phase shift → common reference → whitening → interpolation →
 //! scale) on the device: the same bits for windows of 1 s, 0.37 s and 7.3 s, for every third
-//! window streamed alone, and for two devices against one; and its first stage equal to the
-//! filter alone.
+//! window streamed alone, and for two devices against one; its first stage equal to the
+//! filter alone; and the values read back after every stage of one run equal to each cut
+//! chain's own.
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use cubecl::client::Client;
 use dspk_device::TargetExt as _;
 use dspk_device::open_second;
 use dspk_ops::Fits;
-use dspk_stream::{DecodeRoute, PassDevice, halo_window, run_windows};
+use dspk_stream::{DecodeRoute, PassDevice, halo_window, run_window_cuts, run_windows};
 use dspk_tests::{for_each_runtime, test_rng};
 use dspk_types::{
     AdcCycle, AdcSlot, ComputeTarget, Contact, MemoryOrder, MemoryRecording, NoProgress,
@@ -47,6 +48,11 @@ fn probe(channels: usize) -> Probe {
 }
 
 fn recording(channels: usize, samples: usize, seed_name: &str) -> Arc<dyn RecordingSource> {
+    recording_on(probe(channels), samples, seed_name)
+}
+
+fn recording_on(probe: Probe, samples: usize, seed_name: &str) -> Arc<dyn RecordingSource> {
+    let channels = probe.channel_count();
     let (_, mut rng) = test_rng(seed_name);
     let mut info = RecordingInfo::new(
         "chain",
@@ -56,7 +62,7 @@ fn recording(channels: usize, samples: usize, seed_name: &str) -> Arc<dyn Record
         SampleFormat::F32,
         MemoryOrder::ChannelMajor,
     );
-    info.probe = Some(probe(channels));
+    info.probe = Some(probe);
     let data: Vec<f32> = (0..channels * samples)
         .map(|i| {
             let c = i / samples;
@@ -281,5 +287,119 @@ fn a_saved_whitening_matrix_is_applied_unchanged() {
         )
         .expect_err("refused");
         assert!(err.to_string().contains("whitening.json"), "{err}");
+    });
+}
+
+#[test]
+fn every_stage_read_back_from_one_run_equals_the_chain_cut_there() {
+    for_each_runtime("chain_cuts", |_, client| {
+        let (channels, samples) = (16, 40_000);
+        let spec_text = SPEC.replace(
+            "kind = \"phase_shift\"",
+            "kind = \"phase_shift\"\n    optional = true",
+        );
+        let spec = PipelineSpec::from_toml(&spec_text).expect("the spec reads");
+        // With its ADC cycle every stage runs; without it the phase shift is left out, and
+        // the cut after it is the common reference's input.
+        let with_adc = recording(channels, samples, "chain_cuts");
+        let mut parts = probe(channels).parts().clone();
+        parts.adc_cycle = None;
+        for contact in parts.channels.iter_mut().flatten() {
+            contact.adc = None;
+        }
+        let without_adc = recording_on(
+            Probe::new(parts).expect("a probe without ADCs"),
+            samples,
+            "chain_cuts",
+        );
+        let devices = one_device(client);
+        for source in [with_adc, without_adc] {
+            let info = source.info().clone();
+            let fits = dspk_stream::fit(
+                &devices,
+                &source,
+                &spec,
+                Fits::default(),
+                DecodeRoute::Staging,
+            )
+            .expect("the chain fits");
+            let halo = dspk_ops::build(&devices[0].client, &spec, &info, &fits, 6)
+                .expect("the chain builds")
+                .halo();
+            let (_, mut rng) = test_rng("chain_cuts_windows");
+            let windows: Vec<_> = (0..3)
+                .map(|i| {
+                    let len = rng.random_range(1_000u64..9_000);
+                    let start = rng.random_range(0..samples as u64 - len);
+                    halo_window(&info, i, start..start + len, halo.before, halo.after)
+                })
+                .collect();
+            let cuts: Vec<usize> = (0..=spec.stages.len()).rev().collect();
+            let mut each = Vec::new();
+            run_window_cuts(
+                &devices,
+                source.clone(),
+                &spec,
+                &fits,
+                windows.clone(),
+                &cuts,
+                DecodeRoute::Staging,
+                &NoProgress,
+                |_, values| {
+                    each.push(values.iter().map(|v| v.to_vec()).collect::<Vec<_>>());
+                    Ok(())
+                },
+            )
+            .expect("the cuts run");
+            assert_eq!(each.len(), windows.len());
+            for (slot, &cut) in cuts.iter().enumerate() {
+                let cut_spec = PipelineSpec {
+                    stages: spec.stages[..cut].to_vec(),
+                    ..spec.clone()
+                };
+                let mut at = 0;
+                run_windows(
+                    &devices,
+                    source.clone(),
+                    &cut_spec,
+                    &fits,
+                    windows.clone(),
+                    DecodeRoute::Staging,
+                    &NoProgress,
+                    |w, values| {
+                        let n = (w.valid_global.end - w.valid_global.start) as usize;
+                        assert_eq!(values.len(), channels * n);
+                        let got: Vec<u32> = each[at][slot].iter().map(|v| v.to_bits()).collect();
+                        let want: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
+                        assert!(
+                            got == want,
+                            "the cut after {cut} stages of window {at} differs from that chain's"
+                        );
+                        at += 1;
+                        Ok(())
+                    },
+                )
+                .expect("the cut chain runs");
+                assert_eq!(at, windows.len());
+            }
+            // A cut past the last stage is refused by its number.
+            let e = run_window_cuts(
+                &devices,
+                source.clone(),
+                &spec,
+                &fits,
+                windows.clone(),
+                &[7],
+                DecodeRoute::Staging,
+                &NoProgress,
+                |_, _| Ok(()),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("after 7 stages") && e.contains("6 stages"),
+                "{e}"
+            );
+        }
     });
 }

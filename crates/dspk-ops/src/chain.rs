@@ -46,6 +46,8 @@ pub struct Fits {
 pub struct Chain {
     client: Client,
     stages: Vec<Box<dyn Stage>>,
+    /// Each stage's position in the spec it was built from.
+    positions: Vec<usize>,
     buffers: [Option<(Handle, usize)>; 2],
 }
 
@@ -77,6 +79,7 @@ pub fn build(
 ) -> DspResult<Chain> {
     spec.check(info)?;
     let mut stages: Vec<Box<dyn Stage>> = Vec::new();
+    let mut positions = Vec::new();
     for (index, stage) in spec.stages.iter().enumerate().take(count) {
         if let StageSpec::PhaseShift(p) = stage
             && !p.applies_to(info)
@@ -136,10 +139,12 @@ pub fn build(
             StageSpec::SpatialHighpass(s) => Box::new(SpatialHighpassStage::new(client, s, info)?),
             StageSpec::Scale(s) => Box::new(ScaleStage::new(client, s, info.channel_count())?),
         });
+        positions.push(index);
     }
     Ok(Chain {
         client: client.clone(),
         stages,
+        positions,
         buffers: [None, None],
     })
 }
@@ -170,6 +175,12 @@ impl Chain {
         &self.stages
     }
 
+    /// Each stage's position in the spec it was built from, first to last (a stage left out of
+    /// the recording, such as a phase shift with nothing to delay, has none).
+    pub fn positions(&self) -> &[usize] {
+        &self.positions
+    }
+
     /// The stages, first to last, to ask a stage for its own figures.
     pub fn stages_mut(&mut self) -> &mut [Box<dyn Stage>] {
         &mut self.stages
@@ -187,6 +198,30 @@ impl Chain {
     pub fn run(&mut self, input: &Handle, rows: &Rows, valid: Range<usize>) -> DspResult<Handle> {
         self.run_each(input, rows, valid, |stage, input, output, span| {
             stage.launch(input, output, span)
+        })
+    }
+
+    /// As [`run`](Self::run), calling `after(k, output)` once stage `k` (of
+    /// [`stages`](Self::stages)) is launched: `output` holds on `valid` what the chain cut
+    /// after that stage would return, until the stage after next overwrites it (the buffers
+    /// are reused), so `after` reads it back before returning. The values are the same bits as
+    /// the cut chain's: a stage's output at a sample does not depend on how much it produces.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run), and what `after` returns.
+    pub fn run_observed(
+        &mut self,
+        input: &Handle,
+        rows: &Rows,
+        valid: Range<usize>,
+        mut after: impl FnMut(usize, &Handle) -> DspResult<()>,
+    ) -> DspResult<Handle> {
+        let mut k = 0;
+        self.run_each(input, rows, valid, |stage, input, output, span| {
+            stage.launch(input, output, span)?;
+            after(k, output)?;
+            k += 1;
+            Ok(())
         })
     }
 

@@ -110,7 +110,7 @@ fn write_behind(
         let written = rx.iter().try_for_each(|returned| match returned {
             Returned::Values(values) => sink.write_window(&values),
             Returned::Frames { bytes, len } => sink.write_frames(&bytes[..len]),
-            Returned::Nothing => Ok(()),
+            Returned::Nothing | Returned::Cuts(_) => Ok(()),
         });
         drop(rx);
         let report = match running.join() {

@@ -123,7 +123,8 @@ pub use ordered::OrderedStats;
 pub use pass::{DevicePass, Flow, PASS_STAGE, PassReport};
 pub use prepare::{Prepared, is_prepared, open_pass_devices, prepare};
 pub use preprocess::{
-    ChainPass, PreprocessOptions, Preprocessed, preprocess, preprocess_plan, run_windows,
+    ChainPass, PreprocessOptions, Preprocessed, preprocess, preprocess_plan, run_window_cuts,
+    run_windows,
 };
 pub use preprocess_part::preprocess_part;
 pub use preprocess_plan::{

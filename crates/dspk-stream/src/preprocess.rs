@@ -346,6 +346,54 @@ pub fn run_windows(
     )
 }
 
+/// Runs the chain of `spec` once on each of `windows` and hands `on_window` the window's
+/// values at each of the pipeline `cuts` (a cut is how many of the spec's stages have run:
+/// 0 is the decoded window, `spec.stages.len()` the chain's output), each channel-major
+/// (`channels × valid_len`), in the order of `cuts`; windows in the order of `windows`. Each
+/// cut's values are the same bits [`run_windows`] gives with the spec cut there, read back
+/// from the one chain as it runs: what a report draws after every stage, for one pass.
+///
+/// # Errors
+/// As [`run_windows`], and a cut past the spec's stages.
+#[allow(clippy::too_many_arguments)]
+pub fn run_window_cuts(
+    devices: &[PassDevice],
+    source: Arc<dyn RecordingSource>,
+    spec: &PipelineSpec,
+    fits: &Fits,
+    windows: Vec<HaloWindow>,
+    cuts: &[usize],
+    route: DecodeRoute,
+    progress: &dyn ProgressSink,
+    mut on_window: impl FnMut(&HaloWindow, &[&[f32]]) -> DspResult<()>,
+) -> DspResult<ChainPass> {
+    if let Some(&cut) = cuts.iter().find(|&&c| c > spec.stages.len()) {
+        return Err(DspError::config(format!(
+            "a pipeline cut after {cut} stages is past the pipeline's {} stages",
+            spec.stages.len()
+        )));
+    }
+    chain_pass(
+        devices,
+        source,
+        spec,
+        fits,
+        windows,
+        route,
+        progress,
+        Back::Cuts(cuts.into()),
+        |window, returned| match returned {
+            Returned::Cuts(values) => {
+                let slices: Vec<&[f32]> = values.iter().map(|v| &v[..]).collect();
+                on_window(window, &slices)
+            }
+            _ => Err(DspError::config(
+                "the preprocessing pass handed back no cuts for a window",
+            )),
+        },
+    )
+}
+
 /// The rows of `decoded` (the decoded `window` of `info`) as a chain sees them.
 pub(crate) fn rows_of(
     info: &RecordingInfo,

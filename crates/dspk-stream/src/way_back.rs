@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -14,10 +15,10 @@ use std::time::Instant;
 use cubecl::bytes::Bytes;
 use cubecl::client::Client;
 use cubecl::future::reader::read_sync;
-use cubecl::server::ServerError;
+use cubecl::server::{Handle, ServerError};
 use dspk_kernels::{DecodedWindow, read_f32};
 use dspk_ops::frames::FramePacker;
-use dspk_ops::{Chain, Fits, build};
+use dspk_ops::{Chain, Fits, Rows, build};
 use dspk_types::{
     DspError, DspResult, HaloWindow, OutputType, PipelineSpec, ProgressSink, RecordingInfo,
     RecordingSource, StageSpec, WindowSink,
@@ -30,7 +31,7 @@ use crate::preprocess_plan::{PreprocessPlan, applies, plan};
 use crate::{DecodeRoute, Flow, MultiPass, PassDevice, PreprocessOptions, WindowWorker};
 
 /// What each device hands back of a window's chain output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Back {
     /// The owned samples' values, channel-major `f32`.
     Values,
@@ -39,6 +40,9 @@ pub(crate) enum Back {
     Frames(OutputType),
     /// Nothing: the output stays on the device.
     Keep,
+    /// The owned samples' values at each of these pipeline cuts (how many of the spec's stages
+    /// have run: 0 is the decoded window), each channel-major `f32`, from one run of the chain.
+    Cuts(Arc<[usize]>),
 }
 
 /// A window's output on the host, as [`Back`] asked.
@@ -49,6 +53,8 @@ pub(crate) enum Returned {
     Frames { bytes: Bytes, len: usize },
     /// Kept on the device.
     Nothing,
+    /// Channel-major values at each cut asked for, in the order asked.
+    Cuts(Vec<HostValues>),
 }
 
 /// Runs the chain of `spec` (fitted stages from `fits`) on `windows` of `source` over
@@ -81,11 +87,16 @@ pub(crate) fn chain_pass(
                 .route(route)
                 .progress(progress)
                 .run(|d, client| {
-                    let packer = match back {
+                    let packer = match &back {
                         Back::Frames(output) => {
-                            Some(FramePacker::new(client, info_ref.channel_count(), output)?)
+                            Some(FramePacker::new(client, info_ref.channel_count(), *output)?)
                         }
                         _ => None,
+                    };
+                    let count = match &back {
+                        // The stages after the last cut asked for need not run.
+                        Back::Cuts(cuts) => cuts.iter().copied().max().unwrap_or(0).min(count),
+                        _ => count,
                     };
                     Ok(ChainWorker {
                         chain: build(client, spec, info_ref, fits, count)?,
@@ -95,7 +106,7 @@ pub(crate) fn chain_pass(
                         info: info_ref,
                         tx: tx.clone(),
                         reader: RowReader::default(),
-                        back,
+                        back: back.clone(),
                         packer,
                         pending: None,
                     })
@@ -181,7 +192,7 @@ pub(crate) fn write_windows(
         |_, returned| match returned {
             Returned::Values(values) => sink.write_window(&values),
             Returned::Frames { bytes, len } => sink.write_frames(&bytes[..len]),
-            Returned::Nothing => Ok(()),
+            Returned::Nothing | Returned::Cuts(_) => Ok(()),
         },
     )
 }
@@ -351,6 +362,64 @@ impl<'a> ChainWorker<'a> {
     }
 }
 
+impl ChainWorker<'_> {
+    /// Runs the chain once on `decoded`, reading its valid samples back at each of `cuts`
+    /// (a cut whose last stage is not in the chain, left out on this recording, reads what
+    /// the stage before it gave).
+    fn read_cuts(
+        &mut self,
+        cuts: Arc<[usize]>,
+        decoded: &DecodedWindow<'_>,
+        rows: &Rows,
+        valid: Range<usize>,
+    ) -> DspResult<Vec<HostValues>> {
+        let Self {
+            chain,
+            client,
+            reader,
+            ..
+        } = self;
+        let client: &Client = client;
+        // The chain stage whose output each cut is (None: the decoded window).
+        let positions = chain.positions().to_vec();
+        let stage_of: Vec<Option<usize>> = cuts
+            .iter()
+            .map(|&cut| positions.iter().rposition(|&p| p < cut))
+            .collect();
+        let mut values: Vec<Option<HostValues>> = (0..cuts.len()).map(|_| None).collect();
+        let mut read =
+            |stage: Option<usize>, handle: &Handle, values: &mut [Option<HostValues>]| {
+                for (slot, _) in stage_of.iter().enumerate().filter(|(_, s)| **s == stage) {
+                    values[slot] = Some(reader.read_rows(
+                        client,
+                        handle,
+                        rows.channels,
+                        rows.stride,
+                        valid.clone(),
+                    )?);
+                }
+                DspResult::Ok(())
+            };
+        read(None, decoded.handle(), &mut values)?;
+        chain.run_observed(decoded.handle(), rows, valid.clone(), |k, output| {
+            read(Some(k), output, &mut values)
+        })?;
+        values
+            .into_iter()
+            .zip(cuts.iter())
+            .map(|(v, cut)| {
+                v.ok_or_else(|| {
+                    DspError::config(format!(
+                        "the pipeline cut after {cut} stages was not read back: the chain has \
+                         {} stages",
+                        positions.len()
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
 impl<'a> WindowWorker for ChainWorker<'a> {
     /// The clip counts of the device's scaling stage, read back.
     type Output = Option<Vec<u64>>;
@@ -363,8 +432,12 @@ impl<'a> WindowWorker for ChainWorker<'a> {
     ) -> DspResult<Flow> {
         let rows = rows_of(self.info, window, decoded);
         let valid = window.valid_local.clone();
+        if let Back::Cuts(cuts) = &self.back {
+            let values = self.read_cuts(cuts.clone(), decoded, &rows, valid)?;
+            return Ok(self.send(position, Returned::Cuts(values)));
+        }
         let out = self.chain.run(decoded.handle(), &rows, valid.clone())?;
-        match (self.back, &self.packer) {
+        match (&self.back, &self.packer) {
             (Back::Frames(_), Some(packer)) => {
                 let len = packer.frame_bytes(valid.len());
                 let packed = packer.pack(&out, rows.stride, valid)?;
