@@ -146,13 +146,21 @@ pub(crate) fn run(
         &progress,
     )?;
     progress.finish();
+    let steps = report
+        .run
+        .steps_s
+        .iter()
+        .map(|(step, s)| format!("{step} {s:.2} s"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let file = write(
         &mut report,
         &page,
         output,
         &format!(
-            "scan, fit and windows in {:.2} s",
-            start.elapsed().as_secs_f64()
+            "scan, fit and windows in {:.2} s: {}",
+            start.elapsed().as_secs_f64(),
+            steps
         ),
     )?;
     Ok(text_or_json(ctx, &report, &file))

@@ -2,6 +2,7 @@
 //! one place the program and the Python package make reports.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use dspk_device::describe;
 use dspk_io::OpenedRecording;
@@ -97,6 +98,7 @@ pub fn report_recording(
         spec.check(signals.info())?;
     }
     crate::collect::window_starts(signals.info(), request)?;
+    let started = Instant::now();
     let result = scan_on(
         devices,
         source.clone(),
@@ -109,11 +111,15 @@ pub fn report_recording(
         },
     )?;
     let scan = ScanReport::new(subject, source.info(), &result, runtime, devices)?;
+    let scan_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
     let fits = match pipeline {
         Some(spec) => fit(devices, &signals, spec, Fits::default(), route)?,
         None => Fits::default(),
     };
-    let report = recording_report(
+    let fit_s = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let mut report = recording_report(
         devices,
         recording,
         &scan,
@@ -121,6 +127,16 @@ pub fn report_recording(
         request,
         route,
     )?;
+    let windows_s = started.elapsed().as_secs_f64();
+    report.run.steps_s = vec![
+        ("scan".to_string(), scan_s),
+        ("fit".to_string(), fit_s),
+        ("windows".to_string(), windows_s),
+    ];
+    report.run.figures.push(format!(
+        "this report: scanned in {scan_s:.2} s, fitted in {fit_s:.2} s, windows read in \
+         {windows_s:.2} s"
+    ));
     Ok((scan, report))
 }
 
@@ -448,6 +464,7 @@ fn facts(
         pipeline: pipeline.map(|(s, _)| s.to_toml()),
         fitted: pipeline.map(|(_, f)| fitted_lines(f)).unwrap_or_default(),
         warnings,
+        steps_s: Vec::new(),
     })
 }
 

@@ -1,14 +1,14 @@
 //! The windows a report draws: chosen deterministically (or where asked), read on the devices
-//! raw and after each stage of a pipeline (each stage's output is the pipeline cut after it,
-//! run by dspk-stream's `run_windows`: the same values `dspk preprocess` writes there), reduced
-//! to the pictures' columns, with the raw values' per-channel statistics and the spikes the
-//! synthetic recording planted there.
+//! raw and after each stage of a pipeline in one pass (each stage's output is the pipeline cut
+//! after it, read back by dspk-stream's `run_window_cuts` as the chain runs: the same values
+//! `dspk preprocess` writes there), reduced to the pictures' columns, with the raw values'
+//! per-channel statistics and the spikes the synthetic recording planted there.
 
 use std::sync::Arc;
 
 use dspk_kernels::ChannelStats;
 use dspk_stream::{
-    DecodeRoute, Fits, PassDevice, PreprocessOptions, halo_window, preprocess_plan, run_windows,
+    DecodeRoute, Fits, PassDevice, PreprocessOptions, halo_window, preprocess_plan, run_window_cuts,
 };
 use dspk_types::{
     DspError, DspResult, NoProgress, PipelineSpec, RecordingInfo, RecordingSource, StageSpec,
@@ -17,7 +17,8 @@ use dspk_types::{
 
 use crate::draw::heat::COLUMNS;
 use crate::model::{Panel, SpikeMark, WindowView};
-use crate::values::{MAD_TO_STD, envelope, extreme_columns, mad, percentile_in_place};
+use crate::parallel::{map_parts, map_units};
+use crate::values::{MAD_TO_STD, envelope, extreme_columns, mad, percentiles};
 
 /// How many windows a report draws when none are asked for (fewer on a recording shorter
 /// than that many windows: as many as fit end to end, at least one).
@@ -208,27 +209,30 @@ pub fn collect(
         })
         .collect::<DspResult<_>>()?;
     let mut pooled: Vec<Vec<f32>> = vec![Vec::with_capacity(len as usize * starts.len()); channels];
-    for (cut, title, divide, unit) in &cuts {
-        let cut_spec = PipelineSpec {
-            stages: spec.stages[..*cut].to_vec(),
-            ..spec.clone()
-        };
-        let mut at = 0usize;
-        run_windows(
-            devices,
-            source.clone(),
-            &cut_spec,
-            fits,
-            halo_windows.clone(),
-            route,
-            &NoProgress,
-            |_, values| {
-                let mut values = values.to_vec();
-                if *divide != 1.0 {
-                    for v in &mut values {
-                        *v = (f64::from(*v) / divide) as f32;
-                    }
-                }
+    // One pass: the chain runs once on each window and is read back after every stage drawn.
+    let cut_counts: Vec<usize> = cuts.iter().map(|(cut, ..)| *cut).collect();
+    let mut at = 0usize;
+    run_window_cuts(
+        devices,
+        source.clone(),
+        spec,
+        fits,
+        halo_windows,
+        &cut_counts,
+        route,
+        &NoProgress,
+        |_, each| {
+            for ((cut, title, divide, unit), values) in cuts.iter().zip(each) {
+                let scaled: Vec<f32>;
+                let values: &[f32] = if *divide == 1.0 {
+                    values
+                } else {
+                    scaled = values
+                        .iter()
+                        .map(|&v| (f64::from(v) / divide) as f32)
+                        .collect();
+                    &scaled
+                };
                 if *cut == 0 {
                     let n = values.len() / channels.max(1);
                     for (c, row) in pooled.iter_mut().enumerate() {
@@ -237,17 +241,15 @@ pub fn collect(
                 }
                 views[at]
                     .panels
-                    .push(panel(title, unit, &values, channels, &traced));
-                at += 1;
-                Ok(())
-            },
-        )?;
-    }
-    let stats = pooled
-        .iter()
-        .map(|row| ChannelStats::from_values(row))
-        .collect();
-    let mad_std = pooled.iter().map(|row| mad(row) * MAD_TO_STD).collect();
+                    .push(panel(title, unit, values, channels, &traced));
+            }
+            at += 1;
+            Ok(())
+        },
+    )?;
+    let work = pooled.iter().map(Vec::len).sum();
+    let stats = map_units(channels, work, |c| ChannelStats::from_values(&pooled[c]));
+    let mad_std = map_units(channels, work, |c| mad(&pooled[c]) * MAD_TO_STD);
     Ok(Collected {
         windows: views,
         stats,
@@ -264,14 +266,19 @@ fn panel(title: &str, unit: &str, values: &[f32], channels: usize, traced: &[usi
         .iter()
         .map(|&c| envelope(&values[c * n..(c + 1) * n], COLUMNS))
         .collect();
-    let (min, max) = values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(f64::from(v)), hi.max(f64::from(v)))
-        });
-    let mut sorted = values.to_vec();
-    let vmin = percentile_in_place(&mut sorted, 0.5);
-    let vmax = percentile_in_place(&mut sorted, 99.5);
+    let (min, max) = map_parts(values.len(), values.len(), |part| {
+        values[part]
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(f64::from(v)), hi.max(f64::from(v)))
+            })
+    })
+    .into_iter()
+    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (a, b)| {
+        (lo.min(a), hi.max(b))
+    });
+    let range = percentiles(values, &[0.5, 99.5]);
+    let (vmin, vmax) = (range[0], range[1]);
     Panel {
         title: title.to_string(),
         unit: unit.to_string(),

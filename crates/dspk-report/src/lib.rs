@@ -14,6 +14,7 @@ mod colour;
 mod draw;
 mod html;
 mod model;
+mod parallel;
 mod png;
 mod values;
 

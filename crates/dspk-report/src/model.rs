@@ -163,6 +163,9 @@ pub struct RunFacts {
     pub fitted: Vec<String>,
     /// What the reader and the pass warned of, one sentence each.
     pub warnings: Vec<String>,
+    /// Seconds each step of making a report of a recording took (`scan`, `fit`, `windows`;
+    /// empty where the report came with a pass of its own: scan's, preprocess's).
+    pub steps_s: Vec<(String, f64)>,
 }
 
 /// One channel's row.
