@@ -333,6 +333,12 @@ pub struct FitSpec {
     /// The seed of the windows' choice (the same seed, the same windows, the same matrix).
     #[serde(default)]
     pub seed: u64,
+    /// Instead of a seeded choice: every `every`-th window of `window_samples` from each
+    /// segment's start (windows 0, `every`, 2 × `every`, …), leaving out each segment's last
+    /// window, whole or not — Kilosort4's `get_whitening_matrix(..., nskip=25)` over its
+    /// batches. At most `windows` of them; `seed` is not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u32>,
 }
 
 fn default_fit_windows() -> u32 {
@@ -349,6 +355,7 @@ impl Default for FitSpec {
             windows: default_fit_windows(),
             window_samples: default_fit_window_samples(),
             seed: 0,
+            every: None,
         }
     }
 }

@@ -8,7 +8,13 @@
 //! recording holds fewer slots than `windows`, all of them are taken; when no segment holds a
 //! whole window, each non-empty segment is one window (the first `windows`). The same
 //! recording layout and spec always give the same windows (SpikeInterface draws 20 chunks of
-//! 500 ms per segment, overlapping, unseeded by default; Kilosort4 takes every 25th batch).
+//! 500 ms per segment, overlapping, unseeded by default).
+//!
+//! With `every = k` the choice is Kilosort4's instead (`get_whitening_matrix`, `nskip = 25`:
+//! `for j in range(0, n_batches - 1, nskip)`): each segment is cut into windows of
+//! `window_samples` from its start, the last one (whole or not) is left out, and windows 0, k,
+//! 2k, … of the rest are taken, at most `windows` in all; a recording where no segment holds
+//! more than one window falls back as above.
 
 use std::ops::Range;
 
@@ -44,6 +50,25 @@ pub fn fit_windows(info: &RecordingInfo, fit: &FitSpec) -> Vec<Range<u64>> {
         .collect();
     if want == 0 || size == 0 {
         return Vec::new();
+    }
+    if let Some(every) = fit.every {
+        let every = usize::try_from(every.max(1)).unwrap_or(usize::MAX);
+        let mut taken: Vec<Range<u64>> = segments
+            .iter()
+            .flat_map(|seg| {
+                // Kilosort's batches of the segment, the last one left out.
+                let eligible = (seg.end - seg.start).div_ceil(size) - 1;
+                (0..eligible).step_by(every).map(move |j| {
+                    let start = seg.start + j * size;
+                    start..start + size
+                })
+            })
+            .take(want)
+            .collect();
+        if taken.is_empty() {
+            taken = segments.into_iter().take(want).collect();
+        }
+        return taken;
     }
     let mut rng = SplitMix64(fit.seed);
     let mut slots: Vec<Range<u64>> = Vec::new();

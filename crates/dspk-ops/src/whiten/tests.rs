@@ -325,7 +325,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let info = info(&segments);
-        let fit = FitSpec { windows, window_samples: size, seed };
+        let fit = FitSpec { windows, window_samples: size, seed, every: None };
         let got = fit_windows(&info, &fit);
         prop_assert_eq!(&got, &fit_windows(&info, &fit));
         let ranges: Vec<_> = info.segments().ranges().collect();
@@ -356,4 +356,45 @@ fn fit_windows_change_with_the_seed() {
     );
     assert_eq!(a.len(), 20);
     assert_ne!(a, b);
+}
+
+#[test]
+fn every_nth_window_is_kilosorts_choice_of_batches() {
+    let every = |segments: &[u64], windows: u32| {
+        fit_windows(
+            &info(segments),
+            &FitSpec {
+                windows,
+                window_samples: 60_000,
+                seed: 9,
+                every: Some(25),
+            },
+        )
+    };
+    // Kilosort4 on 300 s: 150 batches, `range(0, 149, 25)`.
+    let batches = |js: &[u64], at: u64| -> Vec<std::ops::Range<u64>> {
+        js.iter()
+            .map(|j| at + j * 60_000..at + (j + 1) * 60_000)
+            .collect()
+    };
+    let kilosort = batches(&[0, 25, 50, 75, 100, 125], 0);
+    assert_eq!(every(&[9_000_000], 64), kilosort);
+    // A partial last batch is the one left out: 151 batches, `range(0, 150, 25)`.
+    assert_eq!(every(&[9_000_001], 64), kilosort);
+    // 151 whole batches: `range(0, 150, 25)` still ends at 125; 152 reach 150.
+    assert_eq!(every(&[9_060_000], 64), kilosort);
+    assert_eq!(
+        every(&[9_120_000], 64),
+        batches(&[0, 25, 50, 75, 100, 125, 150], 0)
+    );
+    // `windows` caps the count; each segment counts its batches from its own start (26 whole
+    // batches and one sample: `range(0, 26, 25)`).
+    assert_eq!(every(&[9_000_000], 2), batches(&[0, 25], 0));
+    assert_eq!(
+        every(&[1_560_001, 200_000], 64),
+        [batches(&[0, 25], 0), batches(&[0], 1_560_001)].concat()
+    );
+    // One batch or less: the whole recording, as the seeded choice falls back.
+    assert_eq!(every(&[60_000], 64), vec![0..60_000]);
+    assert_eq!(every(&[1_000], 64), vec![0..1_000]);
 }

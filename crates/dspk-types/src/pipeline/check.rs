@@ -1,7 +1,7 @@
 //! [`PipelineSpec::check`]: a spec validated against the recording it will run on.
 
 use super::{
-    CenterSpec, FilterBand, FilterSpec, InterpolateSpec, MAX_FILTER_ORDER, PhaseShiftSpec,
+    CenterSpec, FilterBand, FilterSpec, FitSpec, InterpolateSpec, MAX_FILTER_ORDER, PhaseShiftSpec,
     PipelineError, PipelineSpec, ReferenceScope, ReferenceSpec, ScaleSpec, StageSpec, WhitenScope,
     WhitenSpec,
 };
@@ -155,14 +155,21 @@ impl PhaseShiftSpec {
     }
 }
 
-fn center(c: &CenterSpec) -> Result<(), String> {
-    if c.fit.windows == 0 || c.fit.window_samples == 0 {
+fn fit(f: &FitSpec) -> Result<(), String> {
+    if f.windows == 0 || f.window_samples == 0 {
         return Err(format!(
             "the fit needs at least one window of at least one sample, got {} of {}",
-            c.fit.windows, c.fit.window_samples
+            f.windows, f.window_samples
         ));
     }
+    if f.every == Some(0) {
+        return Err("the fit's every must be at least 1 (every window)".into());
+    }
     Ok(())
+}
+
+fn center(c: &CenterSpec) -> Result<(), String> {
+    fit(&c.fit)
 }
 
 fn phase_shift(p: &PhaseShiftSpec, info: &RecordingInfo) -> Result<(), String> {
@@ -190,12 +197,7 @@ fn whiten(w: &WhitenSpec, info: &RecordingInfo) -> Result<(), String> {
     if !(w.epsilon.is_finite() && w.epsilon >= 0.0) {
         return Err(format!("epsilon {} is not a finite number >= 0", w.epsilon));
     }
-    if w.fit.windows == 0 || w.fit.window_samples == 0 {
-        return Err(format!(
-            "the fit needs at least one window of at least one sample, got {} of {}",
-            w.fit.windows, w.fit.window_samples
-        ));
-    }
+    fit(&w.fit)?;
     match (w.scope, w.neighbours, w.radius_um) {
         (WhitenScope::Global, None, None) => Ok(()),
         (WhitenScope::Global, _, _) => {

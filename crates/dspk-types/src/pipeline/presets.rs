@@ -41,14 +41,16 @@ pub const PRESETS: &[Preset] = &[
 /// 30 kHz), the span of the whitening covariance and of each channel-mean removal.
 const KILOSORT_BATCH_SAMPLES: u64 = 60_000;
 
-/// The fitted stages' windows in the `kilosort4` preset: 64 seeded batches of
-/// [`KILOSORT_BATCH_SAMPLES`] (every batch on a recording of up to 64 of them). Kilosort takes
-/// every 25th batch (`get_whitening_matrix(..., nskip=25)`): 72 on an hour, fewer on shorter
-/// recordings; a fixed count keeps the fit's cost bounded and its choice stated.
+/// The fitted stages' windows in the `kilosort4` preset: Kilosort's own, every 25th batch of
+/// [`KILOSORT_BATCH_SAMPLES`] from the start, the last batch left out
+/// (`get_whitening_matrix(..., nskip=25)`: `range(0, n_batches - 1, 25)`), with no cap, as
+/// Kilosort has none: 6 batches on 5 minutes, 72 on an hour, the whole recording on one batch
+/// or less. The fit reads 1/25 of the recording.
 const KILOSORT_FIT: FitSpec = FitSpec {
-    windows: 64,
+    windows: u32::MAX,
     window_samples: KILOSORT_BATCH_SAMPLES,
     seed: 0,
+    every: Some(25),
 };
 
 impl PipelineSpec {
@@ -77,7 +79,7 @@ impl PipelineSpec {
 /// `kilosort4`: Kilosort 4.1.7's preprocessing (`kilosort/io.py`, `BinaryFiltered.filter`;
 /// `kilosort/preprocessing.py`; defaults of `kilosort/parameters.py`), seam-free.
 ///
-/// 1. **`center`**, fitted on 64 windows of 60 000 samples (`KILOSORT_FIT`): Kilosort removes
+/// 1. **`center`**, fitted on Kilosort's whitening batches (`KILOSORT_FIT`): Kilosort removes
 ///    each channel's mean over its batch (`X = X - X.mean(1).unsqueeze(1)`) before its median.
 ///    That mean changes from one 2 s batch to the next, so the reference (and everything
 ///    after it) depends on where the batches fall; here the mean is one constant per channel,

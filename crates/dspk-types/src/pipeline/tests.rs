@@ -201,6 +201,11 @@ fn bad_numbers_and_orders_are_refused() {
     assert!(e.contains("last stage"), "{e}");
     let e = refusal("[[stages]]\nkind = \"scale\"\ngain = 0.0\n", &i);
     assert!(e.contains("gain 0"), "{e}");
+    let e = refusal("[[stages]]\nkind = \"center\"\nfit = { every = 0 }\n", &i);
+    assert!(
+        e.contains("every must be at least 1") && e.contains("center"),
+        "{e}"
+    );
     let e = refusal("[[stages]]\nkind = \"phase_shift\"\nhalf_taps = 0\n", &i);
     assert!(e.contains("half_taps 0"), "{e}");
     let e = refusal(
@@ -216,7 +221,7 @@ fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
         r#"
         [[stages]]
         kind = "center"
-        fit = { windows = 64, window_samples = 60000 }
+        fit = { windows = 4294967295, window_samples = 60000, every = 25 }
 
         [[stages]]
         kind = "common_reference"
@@ -233,7 +238,7 @@ fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
         scope = "local"
         neighbours = 32
         epsilon = 1e-6
-        fit = { windows = 64, window_samples = 60000 }
+        fit = { windows = 4294967295, window_samples = 60000, every = 25 }
 
         [[stages]]
         kind = "scale"
