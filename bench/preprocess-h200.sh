@@ -8,10 +8,12 @@
 # filesystem with the file, its channel count and the output folder appended. With DSPK_OLD set
 # to another dspk binary, each figure is measured for both, alternated (new, old, new, old).
 # K1a (file -> kilosort4 windows kept on the device, `--on-device`) runs once, before the
-# filesystems.
+# filesystems. With DSPK_SPEC set to a pipeline file, that spec runs beside the presets (K1a and
+# the file on each filesystem; the same binary): a preset's earlier form, measured in the same run.
 set -euo pipefail
 dspk=$1 seconds=${2:-60} baseline=${3:-}
 old=${DSPK_OLD:-}
+spec=${DSPK_SPEC:-}
 bins=("$dspk") labels=(new)
 [ -n "$old" ] && bins+=("$old" "$dspk" "$old") labels+=(old new old)
 dir=$(mktemp -d)
@@ -65,20 +67,23 @@ dd_rate() { # bytes target -> MB/s of dd conv=fsync
     python3 -c "print(round($n * 16777216 / 1e6 / ($t1 - $t0), 1))"
 }
 for i in 1 2; do
-    "$dspk" --runtime wgpu --json preprocess "$rec" --pipeline kilosort4 --on-device |
-        python3 -c 'import json, sys; r = json.load(sys.stdin); print("K1a kilosort4 kept on the device: fit %.2f s, apply %.2f s (%.0fx real time)" % (r["fit_s"], r["apply_s"], r["realtime_factor"]))'
+  for preset in kilosort4 ${spec:+"$spec"}; do
+    "$dspk" --runtime wgpu --json preprocess "$rec" --pipeline "$preset" --on-device |
+        python3 -c 'import json, sys; r = json.load(sys.stdin); print("K1a %s kept on the device: fit %.2f s, apply %.2f s (%.0fx real time)" % (sys.argv[1], r["fit_s"], r["apply_s"], r["realtime_factor"]))' "$(basename "$preset")"
+  done
 done
 for where in /tmp/dspk-out /dev/shm/dspk-out; do
     echo "dd int16 bytes to $where: $(dd_rate $int16_bytes $where) MB/s (same run)"
-    for preset in kilosort4 spikeinterface; do
+    for preset in kilosort4 spikeinterface ${spec:+"$spec"}; do
+      name=$(basename "$preset" .toml)
       for k in "${!bins[@]}"; do
         bin=${bins[$k]} label=${labels[$k]}
-        out=$where/$preset.bin
+        out=$where/$name.bin
         t0=$(date +%s.%N)
         "$bin" --runtime wgpu --json preprocess "$rec" --pipeline "$preset" --format int16 \
-            -o "$out" > "$dir/$preset.json"
+            -o "$out" > "$dir/$name.json"
         t1=$(date +%s.%N)
-        python3 - "$dir/$preset.json" "$t0" "$t1" "$seconds" "$preset" "$where" "$label" <<'PY'
+        python3 - "$dir/$name.json" "$t0" "$t1" "$seconds" "$name" "$where" "$label" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["report"]
 t0, t1, seconds = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
@@ -90,13 +95,13 @@ print("  stages (one window, device time): " + ", ".join(
     f"{s['kind']} {s['window_ms']:.2f} ms ({s['realtime']:.0f}x)" for s in r["stage_times"]))
 PY
         # The first output of each binary is kept: new and old must be the same bytes.
-        [ -f "$dir/$preset-$label.bin" ] || cp "$out" "$dir/$preset-$label.bin"
+        [ -f "$dir/$name-$label.bin" ] || cp "$out" "$dir/$name-$label.bin"
         rm -f "$out" "$out.json"
       done
       if [ -n "$old" ]; then
-        if cmp "$dir/$preset-new.bin" "$dir/$preset-old.bin"; then echo "$preset: new and old outputs are the same bytes"; else echo "$preset: new and old outputs DIFFER"; fi
+        if cmp "$dir/$name-new.bin" "$dir/$name-old.bin"; then echo "$name: new and old outputs are the same bytes"; else echo "$name: new and old outputs DIFFER"; fi
       fi
-      rm -f "$dir/$preset-new.bin" "$dir/$preset-old.bin"
+      rm -f "$dir/$name-new.bin" "$dir/$name-old.bin"
     done
     if [ -n "$baseline" ]; then
         $baseline "$rec" 385 "$where" || echo "baseline failed: $baseline"
