@@ -18,7 +18,14 @@ impl Mix {
     }
 }
 
+/// A fresh seed, or `DSPK_TEST_SEED` to replay one a failure printed.
 fn seed() -> u64 {
+    if let Some(seed) = std::env::var("DSPK_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        return seed;
+    }
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.as_nanos() as u64)
@@ -119,7 +126,17 @@ fn merging_parts_equals_the_whole() {
             merged.mean(),
             whole.mean()
         );
-        assert!(close(merged.std(), whole.std(), 1e-10), "{context}: std");
+        // 1e-10 of the spread, and an ulp of the mean's level: the merge weighs differences
+        // of partial means, each known to an ulp of its level (where the spread is below
+        // float32's resolution at that level, the values take a few distinct values and the
+        // relative error of a tiny std grows as level / std).
+        assert!(
+            (merged.std() - whole.std()).abs()
+                <= 1e-10 * whole.std() + f64::EPSILON * whole.mean().abs(),
+            "{context}: std {} vs {}",
+            merged.std(),
+            whole.std()
+        );
         assert!(close(merged.rms(), whole.rms(), 1e-12), "{context}: rms");
     }
 }
