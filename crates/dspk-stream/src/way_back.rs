@@ -98,8 +98,16 @@ pub(crate) fn chain_pass(
                         Back::Cuts(cuts) => cuts.iter().copied().max().unwrap_or(0).min(count),
                         _ => count,
                     };
+                    let chain = build(client, spec, info_ref, fits, count)?;
+                    let cut_stages = match &back {
+                        Back::Cuts(cuts) => cuts
+                            .iter()
+                            .map(|&cut| chain.positions().iter().rposition(|&p| p < cut))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
                     Ok(ChainWorker {
-                        chain: build(client, spec, info_ref, fits, count)?,
+                        chain,
                         // The pass's own copy of the device's client: a read back queued
                         // on it may outlive a window.
                         client: &devices[d].client,
@@ -107,6 +115,7 @@ pub(crate) fn chain_pass(
                         tx: tx.clone(),
                         reader: RowReader::default(),
                         back: back.clone(),
+                        cut_stages,
                         packer,
                         pending: None,
                     })
@@ -321,6 +330,9 @@ struct ChainWorker<'a> {
     tx: mpsc::SyncSender<(usize, Returned)>,
     reader: RowReader,
     back: Back,
+    /// With [`Back::Cuts`], the chain stage whose output each cut is (`None`: the decoded
+    /// window; a cut whose last stage is left out of the recording reads the stage before).
+    cut_stages: Vec<Option<usize>>,
     packer: Option<FramePacker>,
     /// The frames of the previous window, on their way back.
     pending: Option<Pending<'a>>,
@@ -334,6 +346,46 @@ impl<'a> ChainWorker<'a> {
             Ok(()) => Flow::Continue,
             Err(_) => Flow::Stop,
         }
+    }
+
+    /// Runs the chain once on `decoded`, reading its valid samples back at each cut asked
+    /// for (`cut_stages`).
+    fn read_cuts(
+        &mut self,
+        decoded: &DecodedWindow<'_>,
+        rows: &Rows,
+        valid: Range<usize>,
+    ) -> DspResult<Vec<HostValues>> {
+        let Self {
+            chain,
+            client,
+            reader,
+            cut_stages,
+            ..
+        } = self;
+        let client: &Client = client;
+        let mut values: Vec<Option<HostValues>> = cut_stages.iter().map(|_| None).collect();
+        let mut read =
+            |stage: Option<usize>, handle: &Handle, values: &mut [Option<HostValues>]| {
+                for (slot, _) in cut_stages.iter().enumerate().filter(|(_, s)| **s == stage) {
+                    values[slot] = Some(reader.read_rows(
+                        client,
+                        handle,
+                        rows.channels,
+                        rows.stride,
+                        valid.clone(),
+                    )?);
+                }
+                DspResult::Ok(())
+            };
+        read(None, decoded.handle(), &mut values)?;
+        chain.run_observed(decoded.handle(), rows, valid.clone(), |k, output| {
+            read(Some(k), output, &mut values)
+        })?;
+        values
+            .into_iter()
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| DspError::config("a pipeline cut asked for was not read back"))
     }
 
     /// Waits for the pending read back, if any, and hands it over.
@@ -362,64 +414,6 @@ impl<'a> ChainWorker<'a> {
     }
 }
 
-impl ChainWorker<'_> {
-    /// Runs the chain once on `decoded`, reading its valid samples back at each of `cuts`
-    /// (a cut whose last stage is not in the chain, left out on this recording, reads what
-    /// the stage before it gave).
-    fn read_cuts(
-        &mut self,
-        cuts: Arc<[usize]>,
-        decoded: &DecodedWindow<'_>,
-        rows: &Rows,
-        valid: Range<usize>,
-    ) -> DspResult<Vec<HostValues>> {
-        let Self {
-            chain,
-            client,
-            reader,
-            ..
-        } = self;
-        let client: &Client = client;
-        // The chain stage whose output each cut is (None: the decoded window).
-        let positions = chain.positions().to_vec();
-        let stage_of: Vec<Option<usize>> = cuts
-            .iter()
-            .map(|&cut| positions.iter().rposition(|&p| p < cut))
-            .collect();
-        let mut values: Vec<Option<HostValues>> = (0..cuts.len()).map(|_| None).collect();
-        let mut read =
-            |stage: Option<usize>, handle: &Handle, values: &mut [Option<HostValues>]| {
-                for (slot, _) in stage_of.iter().enumerate().filter(|(_, s)| **s == stage) {
-                    values[slot] = Some(reader.read_rows(
-                        client,
-                        handle,
-                        rows.channels,
-                        rows.stride,
-                        valid.clone(),
-                    )?);
-                }
-                DspResult::Ok(())
-            };
-        read(None, decoded.handle(), &mut values)?;
-        chain.run_observed(decoded.handle(), rows, valid.clone(), |k, output| {
-            read(Some(k), output, &mut values)
-        })?;
-        values
-            .into_iter()
-            .zip(cuts.iter())
-            .map(|(v, cut)| {
-                v.ok_or_else(|| {
-                    DspError::config(format!(
-                        "the pipeline cut after {cut} stages was not read back: the chain has \
-                         {} stages",
-                        positions.len()
-                    ))
-                })
-            })
-            .collect()
-    }
-}
-
 impl<'a> WindowWorker for ChainWorker<'a> {
     /// The clip counts of the device's scaling stage, read back.
     type Output = Option<Vec<u64>>;
@@ -432,8 +426,8 @@ impl<'a> WindowWorker for ChainWorker<'a> {
     ) -> DspResult<Flow> {
         let rows = rows_of(self.info, window, decoded);
         let valid = window.valid_local.clone();
-        if let Back::Cuts(cuts) = &self.back {
-            let values = self.read_cuts(cuts.clone(), decoded, &rows, valid)?;
+        if let Back::Cuts(_) = &self.back {
+            let values = self.read_cuts(decoded, &rows, valid)?;
             return Ok(self.send(position, Returned::Cuts(values)));
         }
         let out = self.chain.run(decoded.handle(), &rows, valid.clone())?;
