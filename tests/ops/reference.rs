@@ -4,7 +4,7 @@
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use dspk_kernels::read_f32;
-use dspk_ops::reference::{ReferenceSets, ReferenceStage, host};
+use dspk_ops::reference::{MedianSelection, ReferenceSets, ReferenceStage, host};
 use dspk_ops::{Span, Stage};
 use dspk_tests::{for_each_runtime, test_rng};
 use dspk_types::{
@@ -290,6 +290,9 @@ fn exact_median(values: &[f32], sets: &ReferenceSets, median: MedianRule) -> Vec
     out
 }
 
+/// Both ways a large set's median is selected: each device runs one of them, the tests both.
+const SELECTIONS: [MedianSelection; 2] = [MedianSelection::Passes, MedianSelection::Histogram];
+
 #[test]
 fn median_is_an_exact_selection() {
     const NAME: &str = "median_is_an_exact_selection";
@@ -317,15 +320,19 @@ fn median_is_an_exact_selection() {
                 ReferenceScope::Shank,
                 ReferenceScope::Local,
             ] {
-                for median in [MedianRule::Numpy, MedianRule::Lower] {
+                for (median, selection) in [MedianRule::Numpy, MedianRule::Lower]
+                    .into_iter()
+                    .flat_map(|m| SELECTIONS.map(|s| (m, s)))
+                {
                     let info = np_info(channels, 2);
                     let spec = ReferenceSpec {
                         scope,
                         median,
                         ..ReferenceSpec::default()
                     };
-                    let mut stage =
-                        ReferenceStage::new(client, &spec, &info).expect("a reference stage");
+                    let mut stage = ReferenceStage::new(client, &spec, &info)
+                        .expect("a reference stage")
+                        .with_selection(selection);
                     let got = run_stage(client, &mut stage, &values, channels, 0..STRIDE);
                     let want = exact_median(&values, stage.sets(), median);
                     let differ = got
@@ -334,8 +341,8 @@ fn median_is_an_exact_selection() {
                         .position(|(g, w)| g.to_bits() != w.to_bits());
                     assert!(
                         differ.is_none(),
-                        "{target} {channels} channels {scope:?} {median:?} (seed {seed}): value \
-                         {differ:?} is {:?}, not {:?}",
+                        "{target} {channels} channels {scope:?} {median:?} {selection:?} (seed \
+                         {seed}): value {differ:?} is {:?}, not {:?}",
                         differ.map(|i| got[i]),
                         differ.map(|i| want[i]),
                     );

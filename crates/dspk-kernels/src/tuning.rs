@@ -35,6 +35,13 @@ pub fn tune_id(client: &Client) -> String {
         .collect()
 }
 
+/// Whether the client's device is a CPU (Mesa's lavapipe, a CPU runtime) rather than a card:
+/// CubeCL reports no physical device for one. Kernels whose variants give the same bits
+/// (exact selections) may take the variant that suits a CPU's caches there.
+pub fn runs_on_cpu(client: &Client) -> bool {
+    client.properties().identity.physical.is_none()
+}
+
 /// The power-of-two size class of a problem of `n` elements: the smallest power of two at or
 /// above `n` (0 for 0; saturating at 2^63 for larger `n`). Problems in one class share a tuned
 /// choice.

@@ -16,7 +16,9 @@
 //! patterns, 17 passes over the set (18 where the median is a zero), for smaller ones (the
 //! local reference) by counting ranks, `n²/2` loads on average; each unit's loads coalesced
 //! with its neighbours' (neighbouring samples of one row); exact, and the same at every sample
-//! whatever the window. The mean is summed in ascending channel order in `f32` (the devices
+//! whatever the window. On a CPU device (lavapipe) the radix selection takes 8 bits a pass
+//! from a histogram in a local array, 5 passes ([`MedianSelection::Histogram`]): the same
+//! value, a fraction of the work. The mean is summed in ascending channel order in `f32` (the devices
 //! dspk targets have no fast `f64`); against the `f64` host it is off by at most about
 //! `n · ε · max|x|` for a set of `n`, the median by one rounding of the average and one of the
 //! subtraction.
@@ -50,6 +52,30 @@ pub struct ReferenceStage {
     /// Set references of the two-launch path, and how many values it holds.
     references: Option<(Handle, usize)>,
     limits: GridLimits,
+    selection: MedianSelection,
+}
+
+/// How a set of more than 32 channels has its median selected on the device; both give the
+/// same value, bit for bit (a zero's sign included), and differ only in speed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MedianSelection {
+    /// Sixteen passes of two bits with three counters in registers: a GPU's choice.
+    Passes,
+    /// Four passes of eight bits with a 256-count histogram in a local array, which a GPU
+    /// keeps in slow local memory and a CPU in its caches: a CPU device's choice (lavapipe).
+    Histogram,
+}
+
+impl MedianSelection {
+    /// The selection that suits `client`'s device: [`Self::Histogram`] on a CPU, else
+    /// [`Self::Passes`].
+    pub fn for_device(client: &Client) -> Self {
+        if dspk_kernels::runs_on_cpu(client) {
+            Self::Histogram
+        } else {
+            Self::Passes
+        }
+    }
 }
 
 impl std::fmt::Debug for ReferenceStage {
@@ -58,6 +84,7 @@ impl std::fmt::Debug for ReferenceStage {
             .field("sets", &self.sets)
             .field("operator", &self.operator)
             .field("median", &self.median)
+            .field("selection", &self.selection)
             .finish_non_exhaustive()
     }
 }
@@ -82,7 +109,16 @@ impl ReferenceStage {
             sets,
             references: None,
             limits: GridLimits::of(client),
+            selection: MedianSelection::for_device(client),
         })
+    }
+
+    /// The same stage selecting medians by `selection` instead of the device's own choice
+    /// ([`MedianSelection::for_device`]): the same values, for tests of both.
+    #[must_use]
+    pub fn with_selection(mut self, selection: MedianSelection) -> Self {
+        self.selection = selection;
+        self
     }
 
     /// The channels each channel's reference is taken over.
@@ -133,6 +169,7 @@ impl Stage for ReferenceStage {
             ReferenceOperator::Mean => kernel::MEAN,
         };
         let numpy = self.median == MedianRule::Numpy;
+        let histogram = self.selection == MedianSelection::Histogram;
         let (starts, members, set_of) = (
             u32_arg(&self.starts, self.sets.sets().len() + 1)?,
             u32_arg(
@@ -158,6 +195,7 @@ impl Stage for ReferenceStage {
                 len,
                 operator,
                 numpy,
+                histogram,
             );
             return Ok(());
         }
@@ -178,6 +216,7 @@ impl Stage for ReferenceStage {
             len,
             operator,
             numpy,
+            histogram,
         );
         kernel::subtract_references::launch(
             &self.client,
