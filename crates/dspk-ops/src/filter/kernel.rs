@@ -20,8 +20,9 @@
 //! # Memory
 //!
 //! Each unit walks its own row, so its loads cannot coalesce with its neighbours'; they hit the
-//! cache lines its previous loads brought in, and each unit loads [`RUN`] samples before it
-//! filters them, so that their latencies overlap instead of adding up. The forward pass keeps
+//! cache lines its previous loads brought in, and each unit loads `run` samples (a launch's
+//! comptime choice: 32 on a GPU, 8 on a CPU device, see the stage) before it filters them, so
+//! that their latencies overlap instead of adding up. The forward pass keeps
 //! only what the backward pass reads (from the block's first sample on) in `scratch`, laid out
 //! sample-major over the units (`(k − stop) · units + unit`): neighbouring units write and read
 //! neighbouring values. The backward pass writes the block's samples straight to the output.
@@ -54,9 +55,6 @@ fn extended(
         2.0 * x[row + seg_hi - 1] - x[row + seg_hi - 1 - m]
     }
 }
-
-/// Samples a unit loads before it filters them (see the module docs).
-const RUN: usize = 32;
 
 /// The smaller of two indices.
 #[cube]
@@ -110,7 +108,8 @@ fn step(
 /// `grid_seg_lo..grid_seg_hi` (`grid_has_lo`/`grid_has_hi` 1 where that end lies in the row),
 /// samples `grid_produce_lo..grid_produce_hi` written, `grid_padlen` odd samples past a segment
 /// end, `grid_dc` the sections' gain at 0 Hz. Zero-phase keeps each unit's forward pass from its
-/// block's first sample on in `scratch` (sample-major over the units).
+/// block's first sample on in `scratch` (sample-major over the units). Each unit loads `run`
+/// samples before it filters them; `run` changes when loads are issued, never the arithmetic.
 #[cube(launch)]
 pub(crate) fn filter_blocks(
     x: &[f32],
@@ -133,6 +132,7 @@ pub(crate) fn filter_blocks(
     grid_dc: f32,
     #[comptime] sections: usize,
     #[comptime] zero_phase: bool,
+    #[comptime] run: usize,
 ) {
     let id = element_position();
     if id < grid_rows * grid_blocks {
@@ -175,7 +175,7 @@ pub(crate) fn filter_blocks(
         }
         let r = extended(x, row, 0, left, ss, se, grid_seg_lo, grid_seg_hi);
         let dr = grid_dc * r;
-        let mut v = Array::<f32>::new(RUN);
+        let mut v = Array::<f32>::new(run);
         if zero_phase {
             let units = grid_rows * grid_blocks;
             // The backward pass stops at the block's first sample: the forward values before it
@@ -183,23 +183,23 @@ pub(crate) fn filter_blocks(
             let stop = left + (gb - ss);
             let mut last = 0.0f32;
             let mut k = 0usize;
-            while k + RUN <= len {
+            while k + run <= len {
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     v[j] = extended(x, row, k + j, left, ss, se, grid_seg_lo, grid_seg_hi) - r;
                 }
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     v[j] = step(&c, &mut z1, &mut z2, v[j], sections);
                 }
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     if k + j >= stop {
                         scratch[(k + j - stop) * units + id] = v[j];
                     }
                 }
-                last = v[RUN - 1];
-                k += RUN;
+                last = v[comptime![run - 1]];
+                k += run;
             }
             while k < len {
                 let u = extended(x, row, k, left, ss, se, grid_seg_lo, grid_seg_hi) - r;
@@ -219,23 +219,23 @@ pub(crate) fn filter_blocks(
             }
             // `k` runs down over `stop..len`; index `k` is sample `ss + k − left`.
             let mut k = len;
-            while k >= stop + RUN {
+            while k >= stop + run {
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     v[j] = scratch[(k - 1 - j - stop) * units + id] + dr - q;
                 }
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     v[j] = step(&c, &mut z1, &mut z2, v[j], sections) + dq;
                 }
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     let t = ss + (k - 1 - j) - left;
                     if t >= lo && t < hi {
                         y[row + t] = v[j];
                     }
                 }
-                k -= RUN;
+                k -= run;
             }
             while k > stop {
                 k -= 1;
@@ -249,22 +249,22 @@ pub(crate) fn filter_blocks(
         } else {
             // Causal: forward only, from the span's first sample to the block's last written.
             let mut t = ss;
-            while t + RUN <= hi {
+            while t + run <= hi {
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     v[j] = x[row + t + j] - r;
                 }
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     v[j] = step(&c, &mut z1, &mut z2, v[j], sections) + dr;
                 }
                 #[unroll]
-                for j in 0..RUN {
+                for j in 0..run {
                     if t + j >= lo {
                         y[row + t + j] = v[j];
                     }
                 }
-                t += RUN;
+                t += run;
             }
             while t < hi {
                 let out = step(&c, &mut z1, &mut z2, x[row + t] - r, sections) + dr;
