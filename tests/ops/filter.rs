@@ -195,6 +195,41 @@ fn zero_phase_filters_match_one_whole_sosfiltfilt_and_any_windows() {
                     "{band:?}: loading {ahead} samples ahead changes the output"
                 );
             }
+            // A window whose scratch outgrows one binding runs in several launches over one
+            // scratch buffer: here at most 7 units' worth a launch (the last launch shorter),
+            // the same bits; one unit's scratch past the limit is refused, saying why.
+            let per_unit = 4096 + stage.context() as usize + stage.sos().padlen();
+            let mut split = FilterStage::new(client, &spec, 4096, &info)
+                .expect("stage")
+                .with_scratch_values(7 * per_unit + per_unit / 2);
+            let again = streamed(client, &mut split, &data, samples, samples);
+            assert!(
+                whole
+                    .iter()
+                    .zip(&again)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{band:?}: launches of at most 7 units change the output"
+            );
+            let mut tight = FilterStage::new(client, &spec, 4096, &info)
+                .expect("stage")
+                .with_scratch_values(per_unit - 1);
+            let input = client.create_from_slice(&bytes(&data));
+            let output = client.create_from_slice(&bytes(&data));
+            let span = Span {
+                channels,
+                stride: samples,
+                origin: 0,
+                segment: 0..samples as u64,
+                produce: 0..samples,
+            };
+            let refused = tight
+                .launch(&input, &output, &span)
+                .expect_err("a block needing more scratch than a buffer holds")
+                .to_string();
+            assert!(
+                refused.contains(&format!("needs {per_unit} values of scratch")),
+                "{refused}"
+            );
             // 1 s, 0.37 s and 7.3 s of windows (the recording is 1.5 s: one window), and
             // every third window of 0.37 s streamed alone: the same bits.
             for window in [30_000, 11_100, 219_000] {

@@ -62,7 +62,8 @@ pub struct PreprocessPlan {
     /// The most samples per channel one window reads (owned and context).
     pub read_samples: u64,
     /// Device memory one window of one device takes, bytes: the decoded window and the chain's
-    /// two buffers (`3 × channels × read_samples × 4`); stages' own parameters come on top.
+    /// two buffers (`3 × channels × read_samples × 4`); stages' own parameters and working
+    /// buffers (the filter's scratch, at most one binding of the device) come on top.
     pub device_bytes_per_window: u64,
     /// Stored bytes the apply pass reads (context included).
     pub read_bytes: u64,

@@ -108,8 +108,11 @@ fn step(
 /// `grid_seg_lo..grid_seg_hi` (`grid_has_lo`/`grid_has_hi` 1 where that end lies in the row),
 /// samples `grid_produce_lo..grid_produce_hi` written, `grid_padlen` odd samples past a segment
 /// end, `grid_dc` the sections' gain at 0 Hz. Zero-phase keeps each unit's forward pass from its
-/// block's first sample on in `scratch` (sample-major over the units). Each unit loads `run`
-/// samples before it filters them; `run` changes when loads are issued, never the arithmetic.
+/// block's first sample on in `scratch` (sample-major over the units). A launch runs the
+/// `grid_units` units from `grid_first_unit` on (unit `c · grid_blocks + b`), so that a window
+/// whose scratch would outgrow one binding runs in several launches over one scratch buffer.
+/// Each unit loads `run` samples before it filters them; `run` changes when loads are issued,
+/// never the arithmetic.
 #[cube(launch)]
 pub(crate) fn filter_blocks(
     x: &[f32],
@@ -130,12 +133,15 @@ pub(crate) fn filter_blocks(
     grid_produce_hi: usize,
     grid_padlen: usize,
     grid_dc: f32,
+    grid_first_unit: usize,
+    grid_units: usize,
     #[comptime] sections: usize,
     #[comptime] zero_phase: bool,
     #[comptime] run: usize,
 ) {
-    let id = element_position();
-    if id < grid_rows * grid_blocks {
+    let local = element_position();
+    let id = grid_first_unit + local;
+    if local < grid_units && id < grid_rows * grid_blocks {
         let c = id / grid_blocks;
         let b = id % grid_blocks;
         let row = c * grid_stride;
@@ -177,7 +183,7 @@ pub(crate) fn filter_blocks(
         let dr = grid_dc * r;
         let mut v = Array::<f32>::new(run);
         if zero_phase {
-            let units = grid_rows * grid_blocks;
+            let units = grid_units;
             // The backward pass stops at the block's first sample: the forward values before it
             // are not kept.
             let stop = left + (gb - ss);
@@ -195,7 +201,7 @@ pub(crate) fn filter_blocks(
                 #[unroll]
                 for j in 0..run {
                     if k + j >= stop {
-                        scratch[(k + j - stop) * units + id] = v[j];
+                        scratch[(k + j - stop) * units + local] = v[j];
                     }
                 }
                 last = v[comptime![run - 1]];
@@ -205,7 +211,7 @@ pub(crate) fn filter_blocks(
                 let u = extended(x, row, k, left, ss, se, grid_seg_lo, grid_seg_hi) - r;
                 last = step(&c, &mut z1, &mut z2, u, sections);
                 if k >= stop {
-                    scratch[(k - stop) * units + id] = last;
+                    scratch[(k - stop) * units + local] = last;
                 }
                 k += 1;
             }
@@ -222,7 +228,7 @@ pub(crate) fn filter_blocks(
             while k >= stop + run {
                 #[unroll]
                 for j in 0..run {
-                    v[j] = scratch[(k - 1 - j - stop) * units + id] + dr - q;
+                    v[j] = scratch[(k - 1 - j - stop) * units + local] + dr - q;
                 }
                 #[unroll]
                 for j in 0..run {
@@ -239,7 +245,7 @@ pub(crate) fn filter_blocks(
             }
             while k > stop {
                 k -= 1;
-                let u = scratch[(k - stop) * units + id] + dr - q;
+                let u = scratch[(k - stop) * units + local] + dr - q;
                 let out = step(&c, &mut z1, &mut z2, u, sections) + dq;
                 let t = ss + k - left;
                 if t >= lo && t < hi {

@@ -45,6 +45,9 @@ pub struct FilterStage {
     scratch: Option<(Handle, usize)>,
     limits: GridLimits,
     loads_ahead: usize,
+    /// The most scratch values one launch binds: the device's largest binding, unless a test
+    /// lowers it.
+    scratch_values: usize,
 }
 
 impl std::fmt::Debug for FilterStage {
@@ -132,7 +135,18 @@ impl FilterStage {
             } else {
                 LOADS_AHEAD_GPU
             },
+            scratch_values: usize::try_from(dspk_kernels::max_binding_bytes(client) / 4)
+                .unwrap_or(usize::MAX),
         })
+    }
+
+    /// The same stage binding at most `values` of scratch per launch instead of the device's
+    /// largest binding: more launches over the units, the same bits (for tests of a window
+    /// that needs several launches, on any device).
+    #[must_use]
+    pub fn with_scratch_values(mut self, values: usize) -> Self {
+        self.scratch_values = values;
+        self
     }
 
     /// The same stage loading `samples` (at least 1) of a row before filtering them, instead
@@ -229,40 +243,65 @@ impl Stage for FilterStage {
             0
         };
         let units = span.channels * blocks;
-        let scratch = self.scratch(units * scratch_len)?;
+        // Units per launch: as many as one binding of scratch holds (a long window of many
+        // channels, or small blocks, can need more: 384 channels × 2 s at blocks of 1024 need
+        // 169 MB, past lavapipe's 128 MiB), the launches taking the units in turn.
+        let per_launch = match scratch_len {
+            0 => units,
+            len => {
+                let values = self.scratch_values;
+                if len > values {
+                    return Err(DspError::config(format!(
+                        "one filter block needs {len} values of scratch (block {} + context {} + \
+                         padlen {}), more than the {values} one buffer of this device holds; \
+                         lower block_samples or the filter's context_samples",
+                        self.block, self.context, self.padlen
+                    )));
+                }
+                (values / len).min(units)
+            }
+        };
+        let scratch = self.scratch(per_launch * scratch_len)?;
         // Few units, each a long serial walk: small cubes spread them over every multiprocessor.
         let limits = GridLimits {
             max_units_per_cube: self.limits.max_units_per_cube.min(UNITS_PER_CUBE),
             ..self.limits
         };
-        let g = LaunchGeometry::elementwise_with(&limits, units)?;
         let sections = self.sos.sections.len();
-        filter_blocks::launch(
-            &self.client,
-            g.cube_count(),
-            g.cube_dim(),
-            f32_arg(input, span.len())?,
-            f32_arg(output, span.len())?,
-            f32_arg(&scratch, (units * scratch_len).max(1))?,
-            f32_arg(&self.coef, sections * 5)?,
-            span.channels,
-            span.stride,
-            blocks,
-            first_block,
-            self.block,
-            self.context,
-            seg_lo,
-            has_lo,
-            seg_hi,
-            has_hi,
-            span.produce.start,
-            span.produce.end,
-            self.padlen,
-            self.dc,
-            sections,
-            self.zero_phase,
-            self.loads_ahead,
-        );
+        let mut first_unit = 0;
+        while first_unit < units {
+            let n = per_launch.min(units - first_unit);
+            let g = LaunchGeometry::elementwise_with(&limits, n)?;
+            filter_blocks::launch(
+                &self.client,
+                g.cube_count(),
+                g.cube_dim(),
+                f32_arg(input, span.len())?,
+                f32_arg(output, span.len())?,
+                f32_arg(&scratch, (n * scratch_len).max(1))?,
+                f32_arg(&self.coef, sections * 5)?,
+                span.channels,
+                span.stride,
+                blocks,
+                first_block,
+                self.block,
+                self.context,
+                seg_lo,
+                has_lo,
+                seg_hi,
+                has_hi,
+                span.produce.start,
+                span.produce.end,
+                self.padlen,
+                self.dc,
+                first_unit,
+                n,
+                sections,
+                self.zero_phase,
+                self.loads_ahead,
+            );
+            first_unit += n;
+        }
         Ok(())
     }
 }
