@@ -149,12 +149,12 @@ impl FilterStage {
         self
     }
 
-    /// The same stage loading `samples` (at least 1) of a row before filtering them, instead
-    /// of its device's choice: when loads are issued, never the arithmetic, so the same bits
-    /// (for tests of both choices).
+    /// The same stage loading `samples` (1 to 64; outside, the nearest) of a row before
+    /// filtering them, instead of its device's choice: when loads are issued, never the
+    /// arithmetic, so the same bits (for tests of both choices).
     #[must_use]
     pub fn with_loads_ahead(mut self, samples: usize) -> Self {
-        self.loads_ahead = samples.max(1);
+        self.loads_ahead = samples.clamp(1, 64);
         self
     }
 

@@ -128,9 +128,10 @@ const DIGITS: usize = 256;
 
 /// [`key_of_rank_by_passes`]'s key by four passes over the members, each counting the keys
 /// that agree with `K`'s bits found so far in a histogram of their next 8 bits (a local array
-/// of 256 counts) and taking the digit the rank falls in: about a fifth of the other's work,
-/// for a device that runs units as a CPU's SIMD lanes (lavapipe), where the counts stay in
-/// its caches; on a GPU the array would live in slow local memory.
+/// of 256 counts) and taking the digit the rank falls in: a quarter of the other's passes over
+/// the members, for a device that runs units as a CPU's SIMD lanes (lavapipe, where the stage
+/// takes half the time), the counts in its caches; on a GPU the array would live in slow local
+/// memory.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn key_of_rank_by_histogram(
