@@ -13,8 +13,11 @@ use dspk_types::{DspError, DspResult};
 use super::matrix::WhiteningMatrix;
 use crate::{Halo, Span, Stage};
 
-/// One unit per (output channel, sample): `Σ_j W[c][j]·x[j][t]` in `f32`, `j` ascending.
+/// One unit per (output channel, run of `per_unit` samples; `runs` of them cover `len`):
+/// `Σ_j W[c][j]·x[j][t]` at each sample of the run, in `f32`, `j` ascending. A weight is loaded once for the run's samples;
+/// each output's sum is the same whatever `per_unit`.
 #[cube(launch)]
+#[allow(clippy::too_many_arguments)]
 fn whiten_dense(
     input: &[f32],
     output: &mut [f32],
@@ -23,25 +26,49 @@ fn whiten_dense(
     stride: usize,
     start: usize,
     len: usize,
+    runs: usize,
+    #[comptime] per_unit: usize,
 ) {
-    let c = channel_position(len);
-    let p = sample_position(len);
-    if c < channels && p < len {
-        let t = start + p;
+    let c = channel_position(runs);
+    let q = sample_position(runs);
+    if c < channels && q < runs {
+        let t0 = start + q * per_unit;
+        let mut n = len - q * per_unit;
+        if n > per_unit {
+            n = per_unit;
+        }
         let row = c * channels;
-        let mut acc = 0.0f32;
+        let mut acc = Array::<f32>::new(per_unit);
+        #[unroll]
+        for i in 0..per_unit {
+            acc[i] = 0.0;
+        }
         let mut j = 0;
         while j < channels {
-            acc += weights[row + j] * input[j * stride + t];
+            let w = weights[row + j];
+            let at = j * stride + t0;
+            #[unroll]
+            for i in 0..per_unit {
+                if i < n {
+                    acc[i] += w * input[at + i];
+                }
+            }
             j += 1;
         }
-        output[c * stride + t] = acc;
+        #[unroll]
+        for i in 0..per_unit {
+            if i < n {
+                output[c * stride + t0 + i] = acc[i];
+            }
+        }
     }
 }
 
-/// One unit per (output channel, sample): the row's entries `offsets[c]..offsets[c + 1]` of
-/// `columns` and `weights`, in order.
+/// One unit per (output channel, run of `per_unit` samples): the row's entries
+/// `offsets[c]..offsets[c + 1]` of `columns` and `weights`, in order, at each sample of the run
+/// (an entry loaded once for the run's samples).
 #[cube(launch)]
+#[allow(clippy::too_many_arguments)]
 fn whiten_sparse(
     input: &[f32],
     output: &mut [f32],
@@ -52,21 +79,50 @@ fn whiten_sparse(
     stride: usize,
     start: usize,
     len: usize,
+    runs: usize,
+    #[comptime] per_unit: usize,
 ) {
-    let c = channel_position(len);
-    let p = sample_position(len);
-    if c < channels && p < len {
-        let t = start + p;
-        let mut acc = 0.0f32;
+    let c = channel_position(runs);
+    let q = sample_position(runs);
+    if c < channels && q < runs {
+        let t0 = start + q * per_unit;
+        let mut n = len - q * per_unit;
+        if n > per_unit {
+            n = per_unit;
+        }
+        let mut acc = Array::<f32>::new(per_unit);
+        #[unroll]
+        for i in 0..per_unit {
+            acc[i] = 0.0;
+        }
         let mut k = usize::cast_from(offsets[c]);
         let end = usize::cast_from(offsets[c + 1]);
         while k < end {
-            acc += weights[k] * input[usize::cast_from(columns[k]) * stride + t];
+            let w = weights[k];
+            let at = usize::cast_from(columns[k]) * stride + t0;
+            #[unroll]
+            for i in 0..per_unit {
+                if i < n {
+                    acc[i] += w * input[at + i];
+                }
+            }
             k += 1;
         }
-        output[c * stride + t] = acc;
+        #[unroll]
+        for i in 0..per_unit {
+            if i < n {
+                output[c * stride + t0 + i] = acc[i];
+            }
+        }
     }
 }
+
+/// Samples per unit on a GPU: one, for the most units.
+const PER_UNIT_GPU: usize = 1;
+
+/// Samples per unit on a CPU device (lavapipe), which loads each weight and column once for
+/// the run instead of once per sample.
+const PER_UNIT_CPU: usize = 8;
 
 /// How the matrix sits on the device.
 enum Layout {
@@ -88,6 +144,7 @@ pub struct WhitenStage {
     channels: usize,
     layout: Layout,
     limits: GridLimits,
+    per_unit: usize,
 }
 
 impl std::fmt::Debug for WhitenStage {
@@ -146,7 +203,20 @@ impl WhitenStage {
             channels: n,
             layout,
             limits: GridLimits::of(client),
+            per_unit: if dspk_kernels::runs_on_cpu(client) {
+                PER_UNIT_CPU
+            } else {
+                PER_UNIT_GPU
+            },
         })
+    }
+
+    /// The same stage with `samples` (1 to 16; outside, the nearest) per unit instead of its
+    /// device's choice: each output's sum is unchanged, so the same bits (for tests of both).
+    #[must_use]
+    pub fn with_samples_per_unit(mut self, samples: usize) -> Self {
+        self.per_unit = samples.clamp(1, 16);
+        self
     }
 
     /// Whether the matrix is applied dense.
@@ -178,7 +248,8 @@ impl Stage for WhitenStage {
             return Ok(());
         }
         let n = self.channels;
-        let g = LaunchGeometry::channels_samples_with(&self.limits, n, len)?;
+        let runs = len.div_ceil(self.per_unit);
+        let g = LaunchGeometry::channels_samples_with(&self.limits, n, runs)?;
         let (input, output) = (f32_arg(input, span.len())?, f32_arg(output, span.len())?);
         match &self.layout {
             Layout::Dense { weights } => whiten_dense::launch(
@@ -192,6 +263,8 @@ impl Stage for WhitenStage {
                 span.stride,
                 span.produce.start,
                 len,
+                runs,
+                self.per_unit,
             ),
             Layout::Sparse {
                 offsets,
@@ -211,6 +284,8 @@ impl Stage for WhitenStage {
                 span.stride,
                 span.produce.start,
                 len,
+                runs,
+                self.per_unit,
             ),
         }
         Ok(())
