@@ -22,9 +22,9 @@
 //! Each unit walks its own row, so its loads cannot coalesce with its neighbours'; they hit the
 //! cache lines its previous loads brought in, and each unit loads `run` samples (a launch's
 //! comptime choice: 32 on a GPU, 8 on a CPU device, see the stage) before it filters them, so
-//! that their latencies overlap instead of adding up. The forward pass keeps
-//! only what the backward pass reads (from the block's first sample on) in `scratch`, laid out
-//! sample-major over the units (`(k − stop) · units + unit`): neighbouring units write and read
+//! that their latencies overlap instead of adding up. The forward pass keeps only what the
+//! backward pass reads (from the block's first sample on) in `scratch`, laid out sample-major
+//! over the launch's units (`(k − stop) · units + unit`): neighbouring units write and read
 //! neighbouring values. The backward pass writes the block's samples straight to the output.
 //! None of this changes a unit's arithmetic, which is sample by sample in the same order.
 

@@ -14,8 +14,8 @@ use super::matrix::WhiteningMatrix;
 use crate::{Halo, Span, Stage};
 
 /// One unit per (output channel, run of `per_unit` samples; `runs` of them cover `len`):
-/// `Σ_j W[c][j]·x[j][t]` at each sample of the run, in `f32`, `j` ascending. A weight is loaded once for the run's samples;
-/// each output's sum is the same whatever `per_unit`.
+/// `Σ_j W[c][j]·x[j][t]` at each sample of the run, in `f32`, `j` ascending. A weight is
+/// loaded once for the run's samples; each output's sum is the same whatever `per_unit`.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
 fn whiten_dense(
