@@ -18,8 +18,8 @@
 //! with its neighbours' (neighbouring samples of one row); exact, and the same at every sample
 //! whatever the window. On a CPU device (lavapipe) the radix selection takes 8 bits a pass
 //! from a histogram in a local array, 5 passes ([`MedianSelection::Histogram`]): the same
-//! value, a fraction of the work. The mean is summed in ascending channel order in `f32` (the devices
-//! dspk targets have no fast `f64`); against the `f64` host it is off by at most about
+//! value in half the time there. The mean is summed in ascending channel order in `f32` (the
+//! devices dspk targets have no fast `f64`); against the `f64` host it is off by at most about
 //! `n · ε · max|x|` for a set of `n`, the median by one rounding of the average and one of the
 //! subtraction.
 
