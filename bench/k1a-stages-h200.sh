@@ -14,39 +14,7 @@ dspk=$1 seconds=${2:-60} rounds=${3:-3}
 blocks=${BLOCKS:-"1024 256"} windows=${WINDOWS:-"60000"}
 dir=$(mktemp -d /dev/shm/k1a.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-python3 - "$dir" "$seconds" <<'PY'
-import sys
-import numpy as np
-d, seconds = sys.argv[1], int(sys.argv[2])
-n, c = seconds * 30000, 385
-rng = np.random.default_rng(7)
-with open(f"{d}/rec_g0_t0.imec0.ap.bin", "wb") as f:
-    for start in range(0, n, 300000):
-        m = min(300000, n - start)
-        block = rng.integers(-200, 200, size=(m, c), dtype=np.int16)
-        block[:, :384] += rng.integers(-400, 400, size=384, dtype=np.int16)
-        block[:, 384] = 0
-        block.tofile(f)
-imro = "(0,384)" + "".join(f"({i} 0 0 500 250 1)" for i in range(384))
-chans = "(384,384,1)" + "".join(f"(AP{i};{i}:{i})" for i in range(384)) + "(SY0;768:768)"
-shank = "(1,2,480)" + "".join(f"(0:{i % 2}:{i // 2}:1)" for i in range(384))
-open(f"{d}/rec_g0_t0.imec0.ap.meta", "w").write(f"""typeThis=imec
-imSampRate=30000.0
-nSavedChans=385
-snsApLfSy=384,0,1
-acqApLfSy=384,384,1
-snsSaveChanSubset=0:383,768
-imAiRangeMax=0.6
-imAiRangeMin=-0.6
-imMaxInt=512
-imDatPrb_type=0
-imDatPrb_pn=NP1000
-fileSizeBytes={n * c * 2}
-~imroTbl={imro}
-~snsChanMap={chans}
-~snsShankMap={shank}
-""")
-PY
+python3 "$(dirname "$0")/np1_spikeglx.py" "$dir" "$seconds"
 rec=$dir/rec_g0_t0.imec0.ap.bin
 "$dspk" preprocess --print-pipeline kilosort4 > "$dir/full.toml"
 # The prefixes: the preset's text cut before its (k+1)-th stage.

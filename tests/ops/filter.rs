@@ -140,6 +140,11 @@ fn streamed(
     rows.concat()
 }
 
+/// Whether two outputs are the same bits, value for value.
+fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
 /// The largest difference between the device's output and the host's `f64` reference.
 fn max_error(device: &[f32], reference: &[f64]) -> f64 {
     device
@@ -188,10 +193,7 @@ fn zero_phase_filters_match_one_whole_sosfiltfilt_and_any_windows() {
                     .with_loads_ahead(ahead);
                 let again = streamed(client, &mut other, &data, samples, samples);
                 assert!(
-                    whole
-                        .iter()
-                        .zip(&again)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    same_bits(&whole, &again),
                     "{band:?}: loading {ahead} samples ahead changes the output"
                 );
             }
@@ -204,10 +206,7 @@ fn zero_phase_filters_match_one_whole_sosfiltfilt_and_any_windows() {
                 .with_scratch_values(7 * per_unit + per_unit / 2);
             let again = streamed(client, &mut split, &data, samples, samples);
             assert!(
-                whole
-                    .iter()
-                    .zip(&again)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                same_bits(&whole, &again),
                 "{band:?}: launches of at most 7 units change the output"
             );
             let mut tight = FilterStage::new(client, &spec, 4096, &info)
@@ -235,10 +234,7 @@ fn zero_phase_filters_match_one_whole_sosfiltfilt_and_any_windows() {
             for window in [30_000, 11_100, 219_000] {
                 let other = streamed(client, &mut stage, &data, samples, window);
                 assert!(
-                    whole
-                        .iter()
-                        .zip(&other)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    same_bits(&whole, &other),
                     "{band:?}: windows of {window} samples change the output"
                 );
             }
@@ -249,10 +245,7 @@ fn zero_phase_filters_match_one_whole_sosfiltfilt_and_any_windows() {
                     let expected = &whole[c * samples + valid.start..c * samples + valid.end];
                     let got = &alone[c * valid.len()..(c + 1) * valid.len()];
                     assert!(
-                        expected
-                            .iter()
-                            .zip(got)
-                            .all(|(a, b)| a.to_bits() == b.to_bits()),
+                        same_bits(expected, got),
                         "{band:?}: window {valid:?} alone differs"
                     );
                 }
@@ -286,22 +279,14 @@ fn causal_filters_match_sosfilt_from_the_first_sample() {
         eprintln!("causal high-pass: max error {worst:.3e} µV");
         assert!(worst <= TOLERANCE_UV, "causal: {worst} µV from sosfilt");
         let other = streamed(client, &mut stage, &data, samples, 7_000);
-        assert!(
-            whole
-                .iter()
-                .zip(&other)
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
+        assert!(same_bits(&whole, &other));
         for ahead in [1, 8, 32] {
             let mut other = FilterStage::new(client, &spec, 4096, &info)
                 .expect("stage")
                 .with_loads_ahead(ahead);
             let again = streamed(client, &mut other, &data, samples, 7_000);
             assert!(
-                whole
-                    .iter()
-                    .zip(&again)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                same_bits(&whole, &again),
                 "causal: loading {ahead} samples ahead changes the output"
             );
         }

@@ -63,6 +63,12 @@ fn order_key(x: f32) -> u32 {
     key
 }
 
+/// The [`order_key`] of member `i`'s value at local sample `p` (rows of `stride`).
+#[cube]
+fn member_key(input: &[f32], members: &[u32], i: usize, stride: usize, p: usize) -> u32 {
+    order_key(input[usize::cast_from(members[i]) * stride + p])
+}
+
 /// The value of an [`order_key`].
 #[cube]
 fn from_key(key: u32) -> f32 {
@@ -100,7 +106,7 @@ fn key_of_rank_by_passes(
         let mut c2 = 0u32;
         let mut c3 = 0u32;
         for i in first..end {
-            let key = order_key(input[usize::cast_from(members[i]) * stride + p]);
+            let key = member_key(input, members, i, stride, p);
             if key < t1 {
                 c1 += 1;
             }
@@ -153,7 +159,7 @@ fn key_of_rank_by_histogram(
             counts[d] = 0;
         }
         for i in first..end {
-            let key = order_key(input[usize::cast_from(members[i]) * stride + p]);
+            let key = member_key(input, members, i, stride, p);
             // `prefix` is 0 in this digit and below, so the bits above it agree exactly when
             // what is left after the shift is the digit alone.
             let high = (key ^ prefix) >> shift;
@@ -218,7 +224,7 @@ fn median_by_selection(
     let mut first_lo = end;
     let mut first_next = end;
     for i in first..end {
-        let key = order_key(input[usize::cast_from(members[i]) * stride + p]);
+        let key = member_key(input, members, i, stride, p);
         if key == prefix && first_lo == end {
             first_lo = i;
         }

@@ -13,6 +13,62 @@ use dspk_types::{DspError, DspResult};
 use super::matrix::WhiteningMatrix;
 use crate::{Halo, Span, Stage};
 
+/// The samples of run `q` of `per_unit` within `len`: `per_unit`, or fewer for the last run.
+#[cube]
+fn run_length(len: usize, q: usize, #[comptime] per_unit: usize) -> usize {
+    let mut n = len - q * per_unit;
+    if n > per_unit {
+        n = per_unit;
+    }
+    n
+}
+
+/// A run's `per_unit` sums, all 0.
+#[cube]
+fn zeros(#[comptime] per_unit: usize) -> Array<f32> {
+    let mut acc = Array::<f32>::new(per_unit);
+    #[unroll]
+    for i in 0..per_unit {
+        acc[i] = 0.0;
+    }
+    acc
+}
+
+/// Adds `w · input[at + i]` to each of the run's first `n` sums.
+#[cube]
+fn add_run(
+    acc: &mut Array<f32>,
+    w: f32,
+    input: &[f32],
+    at: usize,
+    n: usize,
+    #[comptime] per_unit: usize,
+) {
+    #[unroll]
+    for i in 0..per_unit {
+        if i < n {
+            acc[i] += w * input[at + i];
+        }
+    }
+}
+
+/// Writes the run's first `n` sums to `output[at..at + n]`.
+#[cube]
+fn store_run(
+    output: &mut [f32],
+    at: usize,
+    acc: &Array<f32>,
+    n: usize,
+    #[comptime] per_unit: usize,
+) {
+    #[unroll]
+    for i in 0..per_unit {
+        if i < n {
+            output[at + i] = acc[i];
+        }
+    }
+}
+
 /// One unit per (output channel, run of `per_unit` samples; `runs` of them cover `len`):
 /// `Σ_j W[c][j]·x[j][t]` at each sample of the run, in `f32`, `j` ascending. A weight is
 /// loaded once for the run's samples; each output's sum is the same whatever `per_unit`.
@@ -33,34 +89,22 @@ fn whiten_dense(
     let q = sample_position(runs);
     if c < channels && q < runs {
         let t0 = start + q * per_unit;
-        let mut n = len - q * per_unit;
-        if n > per_unit {
-            n = per_unit;
-        }
+        let n = run_length(len, q, per_unit);
         let row = c * channels;
-        let mut acc = Array::<f32>::new(per_unit);
-        #[unroll]
-        for i in 0..per_unit {
-            acc[i] = 0.0;
-        }
+        let mut acc = zeros(per_unit);
         let mut j = 0;
         while j < channels {
-            let w = weights[row + j];
-            let at = j * stride + t0;
-            #[unroll]
-            for i in 0..per_unit {
-                if i < n {
-                    acc[i] += w * input[at + i];
-                }
-            }
+            add_run(
+                &mut acc,
+                weights[row + j],
+                input,
+                j * stride + t0,
+                n,
+                per_unit,
+            );
             j += 1;
         }
-        #[unroll]
-        for i in 0..per_unit {
-            if i < n {
-                output[c * stride + t0 + i] = acc[i];
-            }
-        }
+        store_run(output, c * stride + t0, &acc, n, per_unit);
     }
 }
 
@@ -86,34 +130,16 @@ fn whiten_sparse(
     let q = sample_position(runs);
     if c < channels && q < runs {
         let t0 = start + q * per_unit;
-        let mut n = len - q * per_unit;
-        if n > per_unit {
-            n = per_unit;
-        }
-        let mut acc = Array::<f32>::new(per_unit);
-        #[unroll]
-        for i in 0..per_unit {
-            acc[i] = 0.0;
-        }
+        let n = run_length(len, q, per_unit);
+        let mut acc = zeros(per_unit);
         let mut k = usize::cast_from(offsets[c]);
         let end = usize::cast_from(offsets[c + 1]);
         while k < end {
-            let w = weights[k];
             let at = usize::cast_from(columns[k]) * stride + t0;
-            #[unroll]
-            for i in 0..per_unit {
-                if i < n {
-                    acc[i] += w * input[at + i];
-                }
-            }
+            add_run(&mut acc, weights[k], input, at, n, per_unit);
             k += 1;
         }
-        #[unroll]
-        for i in 0..per_unit {
-            if i < n {
-                output[c * stride + t0 + i] = acc[i];
-            }
-        }
+        store_run(output, c * stride + t0, &acc, n, per_unit);
     }
 }
 
