@@ -179,14 +179,31 @@ impl RecordingSource for SlicedRecording {
     }
 
     /// The parent's stored native read when the view has all its channels in order (a
-    /// time-major file stays one run of frames per range: the fast path to a device); otherwise
-    /// a channel-major read of every channel.
+    /// time-major file stays one run of frames per range: the fast path to a device); a channel
+    /// subset of a time-major parent reads the parent's frames in pieces and keeps the view's
+    /// channels of each (still time-major, so a subset such as a probe's
+    /// signal channels without its sync word keeps the fast path); otherwise a channel-major
+    /// read of every channel.
     fn read_stored_native(&self, samples: Range<u64>, out: &mut [u8]) -> DspResult<MemoryOrder> {
         match &self.channels {
             None => {
                 check_native_range(&self.info, &samples)?;
                 self.parent
                     .read_stored_native(self.parent_range(&samples), out)
+            }
+            Some(list) if self.parent.native_stored_order() == MemoryOrder::TimeMajor => {
+                let n = check_native_range(&self.info, &samples)?;
+                let needed = n * self.info.frame_bytes();
+                let available = out.len();
+                let out = out
+                    .get_mut(..needed)
+                    .ok_or_else(|| DspError::BufferUnderrun {
+                        what: format!("frames of {}", self.info.name),
+                        needed,
+                        available,
+                    })?;
+                compact_frames(&*self.parent, list, self.parent_range(&samples), out)?;
+                Ok(MemoryOrder::TimeMajor)
             }
             Some(_) => {
                 let all: Vec<usize> = (0..self.info.channel_count()).collect();
@@ -196,11 +213,12 @@ impl RecordingSource for SlicedRecording {
         }
     }
 
-    /// The parent's order with all channels in order, else channel-major.
+    /// The parent's order where it is time-major or the view has all its channels in order,
+    /// else channel-major.
     fn native_stored_order(&self) -> MemoryOrder {
-        match &self.channels {
-            None => self.parent.native_stored_order(),
-            Some(_) => MemoryOrder::ChannelMajor,
+        match (&self.channels, self.parent.native_stored_order()) {
+            (None, order) | (Some(_), order @ MemoryOrder::TimeMajor) => order,
+            (Some(_), MemoryOrder::ChannelMajor) => MemoryOrder::ChannelMajor,
         }
     }
 
@@ -210,6 +228,60 @@ impl RecordingSource for SlicedRecording {
             .chunk_samples()
             .filter(|&c| c > 0 && self.offset.is_multiple_of(c))
     }
+}
+
+/// Parent bytes one piece of [`compact_frames`] reads at most (whole frames, at least one).
+const COMPACT_PIECE_BYTES: usize = 1 << 19;
+
+/// Fills `out` with the time-major frames of `parent`'s `samples` (a time-major parent),
+/// keeping only `channels` (parent indices, in this order) of each frame: the parent's frames
+/// are read in pieces of about [`COMPACT_PIECE_BYTES`] (small enough to stay in a core's
+/// cache), then each frame's kept samples are copied out, as one run where the channels are
+/// consecutive parent channels.
+fn compact_frames(
+    parent: &dyn RecordingSource,
+    channels: &[usize],
+    samples: Range<u64>,
+    out: &mut [u8],
+) -> DspResult<()> {
+    let pinfo = parent.info();
+    let width = pinfo.format.bytes();
+    let parent_frame = pinfo.frame_bytes();
+    let frame = channels.len() * width;
+    let run = channels.windows(2).all(|p| p[1] == p[0] + 1);
+    let frames_per_piece = (COMPACT_PIECE_BYTES / parent_frame.max(1)).max(1);
+    let total = (samples.end - samples.start) as usize;
+    let mut piece = vec![0u8; frames_per_piece.min(total) * parent_frame];
+    let mut start = samples.start;
+    let mut done = 0usize;
+    while start < samples.end {
+        let count = (samples.end - start).min(frames_per_piece as u64) as usize;
+        let read = &mut piece[..count * parent_frame];
+        let order = parent.read_stored_native(start..start + count as u64, read)?;
+        if order != MemoryOrder::TimeMajor {
+            return Err(DspError::config(format!(
+                "{} states time-major as its stored order but read {order}",
+                pinfo.name
+            )));
+        }
+        let dst = &mut out[done * frame..(done + count) * frame];
+        for (src, dst) in read
+            .chunks_exact(parent_frame)
+            .zip(dst.chunks_exact_mut(frame))
+        {
+            if run {
+                let first = channels[0] * width;
+                dst.copy_from_slice(&src[first..first + frame]);
+            } else {
+                for (&c, d) in channels.iter().zip(dst.chunks_exact_mut(width)) {
+                    d.copy_from_slice(&src[c * width..(c + 1) * width]);
+                }
+            }
+        }
+        start += count as u64;
+        done += count;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -156,7 +156,7 @@ fn start_times_add_exactly_and_info_follows_the_selection() {
 }
 
 #[test]
-fn slices_of_a_time_major_source_keep_its_native_order_only_with_all_channels() {
+fn slices_of_a_time_major_source_keep_its_native_order() {
     let syn: Arc<dyn RecordingSource> =
         Arc::new(Interleaved(SyntheticRecording::neuropixels(10_000)));
     let all = SlicedRecording::new(syn.clone(), 100..200, None).unwrap();
@@ -179,7 +179,7 @@ fn slices_of_a_time_major_source_keep_its_native_order_only_with_all_channels() 
     );
 
     // Stored bytes too: with every channel the parent's frames of the shifted range, bit for
-    // bit; with some channels their channel-major stored values.
+    // bit; with some channels (reordered) the parent's frames keeping those channels.
     for view in [&all, &listed] {
         assert_eq!(view.native_stored_order(), MemoryOrder::TimeMajor);
         let mut got = vec![0u8; 384 * 2 * 37];
@@ -194,15 +194,59 @@ fn slices_of_a_time_major_source_keep_its_native_order_only_with_all_channels() 
         let mut past = vec![0u8; 384 * 2 * 2];
         assert!(view.read_stored_native(99..101, &mut past).is_err());
     }
-    assert_eq!(some.native_stored_order(), MemoryOrder::ChannelMajor);
+    assert_eq!(some.native_stored_order(), MemoryOrder::TimeMajor);
     let mut got = vec![0u8; 2 * 2 * 37];
     assert_eq!(
         some.read_stored_native(13..50, &mut got).unwrap(),
-        MemoryOrder::ChannelMajor
+        MemoryOrder::TimeMajor
     );
-    let mut want = vec![0u8; 2 * 2 * 37];
-    syn.read_stored(&[5, 4], 113..150, &mut want).unwrap();
-    assert!(got == want, "the channel subset's stored values differ");
+    let mut rows = vec![0u8; 2 * 2 * 37];
+    syn.read_stored(&[5, 4], 113..150, &mut rows).unwrap();
+    let frames: Vec<u8> = (0..37)
+        .flat_map(|t| [0, 1].map(|c| [rows[(c * 37 + t) * 2], rows[(c * 37 + t) * 2 + 1]]))
+        .flatten()
+        .collect();
+    assert!(got == frames, "the channel subset's frames differ");
+    assert!(
+        some.read_stored_native(13..50, &mut got[..2 * 2 * 36])
+            .is_err()
+    );
+}
+
+/// A probe's signal channels without its last (a SpikeGLX sync word): a run of consecutive
+/// parent channels, read as the parent's frames cut down, over several of the pieces the
+/// compaction reads in, at an offset, and through every conformance check.
+#[test]
+fn a_leading_run_of_a_time_major_source_reads_as_its_frames_cut_down() {
+    let syn: Arc<dyn RecordingSource> =
+        Arc::new(Interleaved(SyntheticRecording::neuropixels(5_000)));
+    let view = SlicedRecording::new(syn.clone(), 7..5_000, Some((0..383).collect())).unwrap();
+    assert_eq!(view.native_stored_order(), MemoryOrder::TimeMajor);
+    let n = 2_500;
+    assert!(
+        n * 384 * 2 > 2 * COMPACT_PIECE_BYTES,
+        "the read spans several pieces"
+    );
+    let mut got = vec![0u8; n * 383 * 2 + 5];
+    got[n * 383 * 2..].fill(0xAB);
+    assert_eq!(
+        view.read_stored_native(1_000..1_000 + n as u64, &mut got)
+            .unwrap(),
+        MemoryOrder::TimeMajor
+    );
+    let mut whole = vec![0u8; n * 384 * 2];
+    syn.read_stored_native(1_007..1_007 + n as u64, &mut whole)
+        .unwrap();
+    let want: Vec<u8> = whole
+        .chunks_exact(384 * 2)
+        .flat_map(|f| f[..383 * 2].to_vec())
+        .collect();
+    assert!(got[..n * 383 * 2] == want[..], "the cut frames differ");
+    assert!(
+        got[n * 383 * 2..].iter().all(|&b| b == 0xAB),
+        "wrote past the frames"
+    );
+    crate::conformance::check_all(&view, 0x5EED);
 }
 
 proptest! {
