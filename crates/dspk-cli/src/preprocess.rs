@@ -174,6 +174,8 @@ fn on_device_text(ctx: &Ctx, label: &str, kept: &OnDevice) -> String {
             "on_device": true,
             "fit_s": kept.fit_s,
             "apply_s": kept.apply_s,
+            "pass_wall_s": kept.pass.report.wall.as_secs_f64(),
+            "pass_setup_s": kept.pass.report.setup.as_secs_f64(),
             "realtime_factor": kept.realtime_factor,
             "windows": kept.pass.report.windows,
             "read_bytes": kept.pass.report.stored_bytes,

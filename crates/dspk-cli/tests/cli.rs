@@ -727,6 +727,40 @@ fn preprocess_writes_the_same_bits_for_any_window_with_its_provenance() {
         assert_eq!(plan["plan"]["windows"], 1);
         assert!(plan["plan"]["halo_before"].as_u64().unwrap() > 0);
         assert_eq!(listing(&dir), before);
+        // Kept on the device (K1a): nothing written, every window read once with its halo,
+        // and the pass's own wall time and set-up inside the apply time it is part of.
+        let kept = json(&[
+            "--runtime",
+            rt,
+            "preprocess",
+            &raw,
+            "--pipeline",
+            "spikeinterface",
+            "--on-device",
+            "--window-samples",
+            "3000",
+            "--json",
+        ]);
+        assert_eq!(kept["on_device"], true);
+        assert_eq!(kept["windows"], 5);
+        assert!(
+            kept["read_bytes"].as_u64().unwrap() > 8 * 15_000 * 4,
+            "{kept}"
+        );
+        let seconds = |key: &str| {
+            kept[key]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{key}: {kept}"))
+        };
+        assert!(seconds("pass_setup_s") >= 0.0);
+        assert!(seconds("pass_setup_s") <= seconds("pass_wall_s"), "{kept}");
+        assert!(seconds("pass_wall_s") <= seconds("apply_s"), "{kept}");
+        let factor = 0.5 / seconds("apply_s");
+        assert!(
+            (seconds("realtime_factor") / factor - 1.0).abs() < 1e-9,
+            "{kept}"
+        );
+        assert_eq!(listing(&dir), before);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
