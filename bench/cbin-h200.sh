@@ -13,9 +13,11 @@ dspk=$1 seconds=${2:-60} base_s=${3:-20}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 threads=$(nproc)
-python3 - "$dir" "$seconds" "$threads" <<'PY'
+python3 - "$dir" "$seconds" "$threads" "$(dirname "$0")" <<'PY'
 import sys, time
 import numpy as np
+sys.path.insert(0, sys.argv[4])
+from np1_spikeglx import write_meta
 d, seconds, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 n, c = seconds * 30000, 385
 rng = np.random.default_rng(7)
@@ -27,26 +29,7 @@ with open(bin_path, "wb") as f:
         block[:, :384] += rng.integers(-400, 400, size=384, dtype=np.int16)
         block[:, 384] = 0
         block.tofile(f)
-imro = "(0,384)" + "".join(f"({i} 0 0 500 250 1)" for i in range(384))
-chans = "(384,384,1)" + "".join(f"(AP{i};{i}:{i})" for i in range(384)) + "(SY0;768:768)"
-shank = "(1,2,480)" + "".join(f"(0:{i % 2}:{i // 2}:1)" for i in range(384))
-meta = f"""typeThis=imec
-imSampRate=30000.0
-nSavedChans=385
-snsApLfSy=384,0,1
-acqApLfSy=384,384,1
-snsSaveChanSubset=0:383,768
-imAiRangeMax=0.6
-imAiRangeMin=-0.6
-imMaxInt=512
-imDatPrb_type=0
-imDatPrb_pn=NP1000
-fileSizeBytes={n * c * 2}
-~imroTbl={imro}
-~snsChanMap={chans}
-~snsShankMap={shank}
-"""
-open(f"{d}/rec_g0_t0.imec0.ap.meta", "w").write(meta)
+write_meta(d, n)
 import mtscomp
 t0 = time.perf_counter()
 mtscomp.compress(bin_path, f"{d}/rec_g0_t0.imec0.ap.cbin", f"{d}/rec_g0_t0.imec0.ap.ch", sample_rate=30000.0,

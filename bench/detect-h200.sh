@@ -10,9 +10,11 @@ dspk=$1 seconds=${2:-60}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir" /dev/shm/dspk-detect' EXIT
 mkdir -p /dev/shm/dspk-detect
-python3 - "$dir" "$seconds" <<'PY'
+python3 - "$dir" "$seconds" "$(dirname "$0")" <<'PY'
 import sys
 import numpy as np
+sys.path.insert(0, sys.argv[3])
+from np1_spikeglx import write_meta
 d, seconds = sys.argv[1], int(sys.argv[2])
 n, c = seconds * 30000, 385
 rng = np.random.default_rng(7)
@@ -30,25 +32,7 @@ with open(f"{d}/rec_g0_t0.imec0.ap.bin", "wb") as f:
                 block[times + k - 4, chans + dc] -= (amps * s * w).astype(np.int16)
         block[:, 384] = 0
         block.tofile(f)
-imro = "(0,384)" + "".join(f"({i} 0 0 500 250 1)" for i in range(384))
-chans = "(384,384,1)" + "".join(f"(AP{i};{i}:{i})" for i in range(384)) + "(SY0;768:768)"
-shank = "(1,2,480)" + "".join(f"(0:{i % 2}:{i // 2}:1)" for i in range(384))
-open(f"{d}/rec_g0_t0.imec0.ap.meta", "w").write(f"""typeThis=imec
-imSampRate=30000.0
-nSavedChans=385
-snsApLfSy=384,0,1
-acqApLfSy=384,384,1
-snsSaveChanSubset=0:383,768
-imAiRangeMax=0.6
-imAiRangeMin=-0.6
-imMaxInt=512
-imDatPrb_type=0
-imDatPrb_pn=NP1000
-fileSizeBytes={n * c * 2}
-~imroTbl={imro}
-~snsChanMap={chans}
-~snsShankMap={shank}
-""")
+write_meta(d, n)
 print(f"planted one spike every 90 samples: {n // 90} in {seconds} s")
 PY
 rec=$dir/rec_g0_t0.imec0.ap.bin
