@@ -712,35 +712,29 @@ fn preprocess_writes_the_same_bits_for_any_window_with_its_provenance() {
             outputs.iter().all(|o| *o == outputs[0]),
             "{rt}: window sizes changed bits"
         );
+        // The spikeinterface preset on `raw`, with `extra` arguments, as JSON.
+        let preset = |extra: &[&str]| {
+            let mut args = vec![
+                "--runtime",
+                rt,
+                "preprocess",
+                &raw,
+                "--pipeline",
+                "spikeinterface",
+                "--json",
+            ];
+            args.extend(extra);
+            json(&args)
+        };
         // A dry run plans and writes nothing.
         let before = listing(&dir);
-        let plan = json(&[
-            "--runtime",
-            rt,
-            "preprocess",
-            &raw,
-            "--pipeline",
-            "spikeinterface",
-            "--dry-run",
-            "--json",
-        ]);
+        let plan = preset(&["--dry-run"]);
         assert_eq!(plan["plan"]["windows"], 1);
         assert!(plan["plan"]["halo_before"].as_u64().unwrap() > 0);
         assert_eq!(listing(&dir), before);
         // Kept on the device (K1a): nothing written, every window read once with its halo,
         // and the pass's own wall time and set-up inside the apply time it is part of.
-        let kept = json(&[
-            "--runtime",
-            rt,
-            "preprocess",
-            &raw,
-            "--pipeline",
-            "spikeinterface",
-            "--on-device",
-            "--window-samples",
-            "3000",
-            "--json",
-        ]);
+        let kept = preset(&["--on-device", "--window-samples", "3000"]);
         assert_eq!(kept["on_device"], true);
         assert_eq!(kept["windows"], 5);
         assert!(
