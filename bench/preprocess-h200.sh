@@ -55,9 +55,14 @@ import json, sys
 r = json.load(open(sys.argv[1]))["report"]
 t0, t1, seconds = float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 written = r["plan"]["output_bytes"]
+# (A binary before 2026-12-04 reports no finish, writing or waiting time: nan.)
+finish = json.load(open(sys.argv[1])).get("finish_s", float("nan"))
+durable = r["apply_s"] + finish
 print(f"[{sys.argv[7]}] preprocess {sys.argv[5]} -> {sys.argv[6]}: process {t1 - t0:.2f} s "
       f"({seconds / (t1 - t0):.1f}x real time), fit {r['fit_s']:.2f} s, apply {r['apply_s']:.2f} s "
-      f"({r['realtime_factor']:.1f}x real time, {written / 1e6 / r['apply_s']:.0f} MB/s written)")
+      f"({r['realtime_factor']:.1f}x real time; writing {r.get('write_s', float('nan')):.2f} s, waiting "
+      f"for the devices {r.get('wait_s', float('nan')):.2f} s), then {finish:.2f} s to durable: {written / 1e6 / durable:.0f} MB/s "
+      f"written, apply to durable")
 print("  stages (one window, device time): " + ", ".join(
     f"{s['kind']} {s['window_ms']:.2f} ms ({s['realtime']:.0f}x)" for s in r["stage_times"]))
 PY

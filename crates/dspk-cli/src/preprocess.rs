@@ -152,10 +152,15 @@ pub(crate) fn run(ctx: &Ctx, input: Input, opts: &PreprocessOptions) -> CliResul
             "order": opts.order.name(),
             "channels_left_out": input.info().channel_count() - info.channel_count(),
             "report": done.report,
+            "finish_s": done.finish_s,
         });
         return Ok(serde_json::to_string_pretty(&value).expect("json values serialise") + "\n");
     }
     let mut text = report_text(&input.label(), &output, &sidecar, &done.report);
+    text += &format!(
+        "  then {:.3} s to make the output durable (flushed to the disk, moved into place)\n",
+        done.finish_s
+    );
     let left_out = input.info().channel_count() - info.channel_count();
     if left_out > 0 {
         text += &format!(
@@ -275,7 +280,8 @@ fn report_text(
     let plan = &report.plan;
     let mut text = format!(
         "wrote {} ({} channels × {} samples, {} ×{}, {:.2} MB) and {}\n\
-         from {label} on {}: fit {:.3} s, apply {:.3} s, {:.1}× real time ({:.1} MB read)\n",
+         from {label} on {}: fit {:.3} s, apply {:.3} s, {:.1}× real time ({:.1} MB read)\n\
+         \x20 of the apply: writing {:.3} s, waiting for the devices {:.3} s\n",
         output.display(),
         plan.channels,
         plan.samples,
@@ -288,6 +294,8 @@ fn report_text(
         report.apply_s,
         report.realtime_factor,
         report.read_bytes as f64 / 1e6,
+        report.write_s,
+        report.wait_s,
     );
     for t in &report.stage_times {
         text += &format!(

@@ -705,6 +705,18 @@ fn preprocess_writes_the_same_bits_for_any_window_with_its_provenance() {
                 .collect();
             // No ADC shifts on this probe: the optional phase shift is left out.
             assert_eq!(kinds, ["filter", "common_reference"]);
+            // The apply pass's split: writing and waiting for the devices are parts of it (the
+            // rest is handing windows over in order); making the output durable comes after.
+            let run = &report["report"];
+            let secs = |v: &Value| v.as_f64().unwrap();
+            let (apply, write, wait) = (
+                secs(&run["apply_s"]),
+                secs(&run["write_s"]),
+                secs(&run["wait_s"]),
+            );
+            assert!(write > 0.0 && wait > 0.0, "{rt} {name}: {run}");
+            assert!(write + wait <= apply, "{rt} {name}: {run}");
+            assert!(secs(&report["finish_s"]) > 0.0, "{rt} {name}: {report}");
             outputs.push(std::fs::read(&out).unwrap());
         }
         assert_eq!(outputs[0].len(), 8 * 15_000 * 4);

@@ -83,6 +83,8 @@ pub struct MultiReport<T> {
     pub total: PassReport,
     /// Each device, in the order they were given.
     pub devices: Vec<DeviceShare<T>>,
+    /// When the first device started its pass (`None` when none did).
+    pub started: Option<Instant>,
 }
 
 /// A pass of a recording's windows over several devices: each device has its own decoder,
@@ -305,7 +307,11 @@ impl<'a> MultiPass<'a> {
         if let (Some(start), Some(end)) = (first, last) {
             total.wall = end.saturating_duration_since(start);
         }
-        Ok(MultiReport { total, devices })
+        Ok(MultiReport {
+            total,
+            devices,
+            started: first,
+        })
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dspk_kernels::DecodedWindow;
 use dspk_ops::{Fits, Rows, build};
@@ -58,16 +58,28 @@ pub struct Preprocessed {
     pub fits: Fits,
     /// The run as data (what `--json` prints; with the inputs and fits, the provenance).
     pub report: PreprocessReport,
+    /// Seconds the sink took after the apply pass to make the output whole and durable (the
+    /// provenance written, the data flushed to the disk, the files moved into place): with
+    /// `report.apply_s`, the time to an output file as durable as `dd conv=fsync` leaves one.
+    pub finish_s: f64,
 }
 
 /// What [`run_windows`] did.
 #[derive(Debug, Clone)]
 pub struct ChainPass {
-    /// The pass's figures (all devices together).
+    /// The pass's figures (all devices together); its `wall` runs from the first device's
+    /// start to the last window handed over.
     pub report: PassReport,
     /// Per channel, the samples a scaling stage clipped (all devices together; `None`: no
     /// stage clips).
     pub clipped: Option<Vec<u64>>,
+    /// Time the caller's handler took with the windows handed over (a sink: writing them),
+    /// on the calling thread, while the devices went on.
+    pub handing: Duration,
+    /// Time the calling thread waited for the devices' next window, from the devices' start
+    /// (their set-up not counted): the part of the pass the devices bound, where `handing` is
+    /// the part its handler bound.
+    pub waiting: Duration,
 }
 
 /// Samples per channel of the window the stages are timed on at most (a third of a second at
@@ -138,6 +150,8 @@ pub fn preprocess(
         } else {
             0.0
         },
+        write_s: pass.handing.as_secs_f64(),
+        wait_s: pass.waiting.as_secs_f64(),
         read_bytes: pass.report.stored_bytes,
         stage_times,
         fitted,
@@ -151,9 +165,12 @@ pub fn preprocess(
     };
     let value = serde_json::to_value(&provenance)
         .map_err(|e| DspError::config(format!("the provenance does not encode: {e}")))?;
+    let finishing = Instant::now();
     sink.provenance(&value)?;
     sink.finish()?;
+    let finish_s = finishing.elapsed().as_secs_f64();
     Ok(Preprocessed {
+        finish_s,
         pass: pass.report,
         info,
         fits,

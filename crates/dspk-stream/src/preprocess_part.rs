@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
 use dspk_ops::Fits;
 use dspk_types::{
@@ -90,6 +91,8 @@ pub fn preprocess_part(
         } else {
             0.0
         },
+        write_s: pass.handing.as_secs_f64(),
+        wait_s: pass.waiting.as_secs_f64(),
         read_bytes: pass.report.stored_bytes,
         stage_times: Vec::new(),
         fitted,
@@ -103,9 +106,12 @@ pub fn preprocess_part(
     };
     let value = serde_json::to_value(&provenance)
         .map_err(|e| DspError::config(format!("the provenance does not encode: {e}")))?;
+    let finishing = Instant::now();
     sink.provenance(&value)?;
     sink.finish()?;
+    let finish_s = finishing.elapsed().as_secs_f64();
     Ok(Preprocessed {
+        finish_s,
         pass: pass.report,
         info: part_info,
         fits,

@@ -393,6 +393,14 @@ pub struct PreprocessReport {
     pub apply_s: f64,
     /// Recording seconds per wall second of the apply pass.
     pub realtime_factor: f64,
+    /// Of `apply_s`, the time spent writing windows to the output (on the writing thread,
+    /// while the devices went on), seconds.
+    #[serde(default)]
+    pub write_s: f64,
+    /// Of `apply_s`, the time the writing thread waited for the devices' next window, seconds:
+    /// where it is near `apply_s` the devices bound the run, where `write_s` is, the output.
+    #[serde(default)]
+    pub wait_s: f64,
     /// Stored bytes the apply pass read.
     pub read_bytes: u64,
     /// Each stage's device time on one window.
@@ -425,6 +433,8 @@ impl PreprocessReport {
             }
         }
         self.apply_s += part.apply_s;
+        self.write_s += part.write_s;
+        self.wait_s += part.wait_s;
         self.read_bytes += part.read_bytes;
         self.clipped = match (self.clipped.take(), &part.clipped) {
             (Some(a), Some(b)) => Some(ClipSummary::of(

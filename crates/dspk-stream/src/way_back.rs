@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cubecl::bytes::Bytes;
 use cubecl::client::Client;
@@ -125,10 +125,19 @@ pub(crate) fn chain_pass(
         let mut waiting = BTreeMap::new();
         let mut next = 0;
         let mut written = Ok(());
-        for (position, returned) in rx.iter() {
+        let (mut handing, mut waited) = (Duration::ZERO, Duration::ZERO);
+        let began = Instant::now();
+        loop {
+            let asked = Instant::now();
+            let Ok((position, returned)) = rx.recv() else {
+                break;
+            };
+            waited += asked.elapsed();
             waiting.insert(position, returned);
             while let Some(returned) = waiting.remove(&next) {
+                let handed = Instant::now();
                 written = on_window(&listed[next], returned);
+                handing += handed.elapsed();
                 if written.is_err() {
                     break;
                 }
@@ -138,6 +147,7 @@ pub(crate) fn chain_pass(
                 break;
             }
         }
+        let handed_over = Instant::now();
         // The devices see the receiver gone and stop.
         drop(rx);
         let multi = match pass.join() {
@@ -161,9 +171,20 @@ pub(crate) fn chain_pass(
                 listed.len()
             )));
         }
+        // The pass ends once its last window is handed over, not when the devices finish it,
+        // and the wait for the first window counts from the devices' start, not their set-up.
+        let mut report = multi.total;
+        if let Some(started) = multi.started {
+            report.wall = report
+                .wall
+                .max(handed_over.saturating_duration_since(started));
+            waited = waited.saturating_sub(started.saturating_duration_since(began));
+        }
         Ok(ChainPass {
-            report: multi.total,
+            report,
             clipped,
+            handing,
+            waiting: waited,
         })
     })
 }
