@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use check::{MAX_BLOCK_SAMPLES, MAX_CONTEXT_SAMPLES, MAX_HALF_TAPS, MIN_BLOCK_SAMPLES};
 pub use error::PipelineError;
-pub use presets::{PRESETS, Preset};
+pub use presets::{PRESET_BLOCK_SAMPLES, PRESETS, Preset};
 pub use spatial::{MAX_AGC_WINDOW_SAMPLES, MAX_PAD_CHANNELS, SpatialHighpassSpec};
 
 /// Samples per block of the filters' fixed grid by default.

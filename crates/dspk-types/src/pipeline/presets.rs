@@ -53,6 +53,16 @@ const KILOSORT_FIT: FitSpec = FitSpec {
     every: Some(25),
 };
 
+/// The filters' block in every preset (`block_samples`): 1024 samples. The presets' filters
+/// (300 Hz high-pass or band-pass) need ~800–1 450 samples of context, so a block of 1024 keeps
+/// each window's halo small (the kilosort4 high-pass: 1 849 samples a side against 4 921 at the
+/// pipeline default of 4096) and gives the device four times the units to run at once, at about
+/// 1.7 times the filter's arithmetic. Measured (BENCHMARKS.md, issue 32): K1a of 300 s on the
+/// H200 0.72 s against 0.94–1.01 s at 4096, the same time on lavapipe. A filter of a low cut-off
+/// (a context of many blocks) is better served by a larger block: the pipeline default stays
+/// 4096 for specs that name none.
+pub const PRESET_BLOCK_SAMPLES: u32 = 1024;
+
 impl PipelineSpec {
     /// The preset named `name` (see [`PRESETS`]).
     ///
@@ -143,7 +153,7 @@ fn kilosort4() -> PipelineSpec {
                 gain: 200.0,
             }),
         ],
-        ..PipelineSpec::default()
+        block_samples: PRESET_BLOCK_SAMPLES,
     }
 }
 
@@ -192,7 +202,7 @@ fn spikeinterface() -> PipelineSpec {
                 ..ReferenceSpec::default()
             }),
         ],
-        ..PipelineSpec::default()
+        block_samples: PRESET_BLOCK_SAMPLES,
     }
 }
 
@@ -258,6 +268,6 @@ fn ibl() -> PipelineSpec {
                 pad_channels: 60,
             }),
         ],
-        ..PipelineSpec::default()
+        block_samples: PRESET_BLOCK_SAMPLES,
     }
 }

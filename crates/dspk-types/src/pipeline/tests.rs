@@ -219,6 +219,8 @@ fn bad_numbers_and_orders_are_refused() {
 fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
     let kilosort4 = PipelineSpec::from_toml(
         r#"
+        block_samples = 1024
+
         [[stages]]
         kind = "center"
         fit = { windows = 4294967295, window_samples = 60000, every = 25 }
@@ -250,6 +252,8 @@ fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
     assert_eq!(PipelineSpec::preset("kilosort4").unwrap(), kilosort4);
     let spikeinterface = PipelineSpec::from_toml(
         r#"
+        block_samples = 1024
+
         [[stages]]
         kind = "filter"
         band = "bandpass"
@@ -272,6 +276,8 @@ fn each_preset_is_the_spec_its_docs_list_and_runs_where_it_should() {
     );
     let ibl = PipelineSpec::from_toml(
         r#"
+        block_samples = 1024
+
         [[stages]]
         kind = "filter"
         band = "highpass"
