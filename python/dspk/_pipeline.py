@@ -45,7 +45,7 @@ def apply_pipeline(
 ) -> np.ndarray:
     """Runs `data` (channels × samples, µV) recorded at `rate` Hz through the preprocessing
     pipeline `spec` (a dict, JSON or TOML text of dspk's pipeline spec) on the device, in
-    windows owning `window_samples` samples (default: about a second), and returns the output
+    windows owning `window_samples` samples (default: two seconds), and returns the output
     (channels × samples, float32). `probe` (a probeinterface `Probe` whose
     `device_channel_indices` name the rows) gives the geometry the spatial stages need."""
     values = np.ascontiguousarray(data, dtype=np.float32)

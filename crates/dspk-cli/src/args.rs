@@ -580,7 +580,7 @@ pub(crate) struct DetectArgs {
     #[arg(long, value_name = "MS", default_value_t = 0.1)]
     pub(crate) exclude_sweep: f64,
 
-    /// Samples each window owns [default: one second, capped by the device's largest buffer]
+    /// Samples each window owns [default: two seconds, capped by the device's largest buffer]
     #[arg(long, value_name = "N")]
     pub(crate) window_samples: Option<u64>,
 }
@@ -656,7 +656,7 @@ pub(crate) struct PreprocessArgs {
           value_parser = ["channel-major", "time-major"])]
     pub(crate) order: String,
 
-    /// Samples each window owns [default: one second, capped by the device's largest buffer]
+    /// Samples each window owns [default: two seconds, capped by the device's largest buffer]
     #[arg(long, value_name = "N")]
     pub(crate) window_samples: Option<u64>,
 }

@@ -32,7 +32,8 @@ use crate::{DecodeRoute, Flow, MultiPass, PassDevice, WindowWorker};
 pub struct DetectOptions {
     /// The detector's parameters.
     pub detect: DetectSpec,
-    /// Samples each window owns (`None`: about a second, within one device buffer).
+    /// Samples each window owns (`None`: [`crate::PREPROCESS_WINDOW_SECONDS`], within one
+    /// device buffer).
     pub window_samples: Option<u64>,
     /// How windows reach the device.
     pub route: DecodeRoute,

@@ -136,4 +136,6 @@ pub use route::{DECODE_ENV, DecodeRoute};
 pub use scan::{DeviceReport, ScanJob, ScanOptions, ScanResult, scan, scan_each, scan_on};
 pub use staged::{Target, compile_decode_in_staging, launch_of};
 pub use way_back::{OnDevice, preprocess_on_device, run_on_device};
-pub use window::{fill_threads, one_second, window_samples};
+pub use window::{
+    PREPROCESS_WINDOW_SECONDS, fill_threads, one_second, preprocess_window_samples, window_samples,
+};

@@ -29,7 +29,8 @@ use crate::{DecodeRoute, DevicePass, Flow, PassDevice, PassReport};
 /// How to preprocess.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreprocessOptions {
-    /// Samples each window owns (`None`: about a second, within one device buffer).
+    /// Samples each window owns (`None`: [`crate::PREPROCESS_WINDOW_SECONDS`], within one
+    /// device buffer).
     pub window_samples: Option<u64>,
     /// How windows reach the device.
     pub route: DecodeRoute,

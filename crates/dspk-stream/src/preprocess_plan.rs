@@ -16,7 +16,7 @@ use dspk_types::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::window_samples;
+use crate::preprocess_window_samples;
 
 /// One stage as planned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -150,7 +150,8 @@ fn schedule(
 
 /// The plan of preprocessing `info` with `spec` on `devices` (labels) with `client` (the
 /// first device: halos and window sizes come from its stages and buffers), windows owning
-/// `asked` samples (default: about a second); `fits` holds the parameters already given (those
+/// `asked` samples (default: [`crate::PREPROCESS_WINDOW_SECONDS`], within one device buffer with
+/// the halos); `fits` holds the parameters already given (those
 /// stages fit nothing).
 ///
 /// # Errors
@@ -222,7 +223,7 @@ pub fn plan(
     }
     let halo = chain.halo();
     drop(chain);
-    let window = window_samples(client, info, asked)?
+    let window = preprocess_window_samples(client, info, asked, halo.before + halo.after)?
         .min(info.samples)
         .max(1);
     let schedule = schedule(info, 0..info.samples, window, halo.before, halo.after)?;
