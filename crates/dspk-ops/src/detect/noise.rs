@@ -72,16 +72,21 @@ impl NoiseLevels {
             )));
         }
         let len = values.len() / channels;
-        let mut row = vec![0.0f64; len];
-        for (c, sum) in self.sums.iter_mut().enumerate() {
-            for (r, v) in row.iter_mut().zip(&values[c * len..(c + 1) * len]) {
-                *r = f64::from(*v);
+        // Each channel's level is its own arithmetic, so the channels are shared among threads
+        // (contiguous runs, one per core) with the same result for any number of them.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(channels);
+        let per = channels.div_ceil(threads);
+        let mut levels = vec![0.0f64; channels];
+        std::thread::scope(|scope| {
+            for (k, out) in levels.chunks_mut(per).enumerate() {
+                let rows = &values[k * per * len..(k * per + out.len()) * len];
+                scope.spawn(move || chunk_levels(rows, len, out));
             }
-            let med = median(&mut row);
-            for r in row.iter_mut() {
-                *r = (*r - med).abs();
-            }
-            *sum += median(&mut row) / MAD_TO_SIGMA;
+        });
+        for (sum, level) in self.sums.iter_mut().zip(levels) {
+            *sum += level;
         }
         self.chunks += 1;
         Ok(())
@@ -100,6 +105,21 @@ impl NoiseLevels {
         }
         let n = self.chunks as f64;
         Ok(self.sums.into_iter().map(|s| s / n).collect())
+    }
+}
+
+/// Each row's (of `len` values in `rows`) MAD / 0.6745, into `out`, a row each.
+fn chunk_levels(rows: &[f32], len: usize, out: &mut [f64]) {
+    let mut row = vec![0.0f64; len];
+    for (level, values) in out.iter_mut().zip(rows.chunks_exact(len)) {
+        for (r, v) in row.iter_mut().zip(values) {
+            *r = f64::from(*v);
+        }
+        let med = median(&mut row);
+        for r in row.iter_mut() {
+            *r = (*r - med).abs();
+        }
+        *level = median(&mut row) / MAD_TO_SIGMA;
     }
 }
 
