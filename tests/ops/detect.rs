@@ -261,6 +261,16 @@ fn every_sign_equals_the_host_and_ties_go_to_the_lower_sample_then_channel() {
                 let segments = vec![(rows.clone(), 0..len as u64)];
                 let got = detect_windows(client, &mut detector, &segments, channels, 1_777);
                 assert_eq!(got, want, "seed {seed}: sign {sign}, sweep {sweep}");
+                // A first read of 3 peaks: the first window (and any that keeps more than the reads
+                // grew to) reads the rest of its list again.
+                let mut short = Detector::new(client, &thresholds, &near, sweep, sign)
+                    .unwrap()
+                    .with_first_read(3);
+                let again = detect_windows(client, &mut short, &segments, channels, 1_777);
+                assert_eq!(
+                    again, want,
+                    "seed {seed}: sign {sign}, sweep {sweep}, short reads"
+                );
                 if sign != PeakSign::Pos && sweep >= 3 {
                     let at = |t: u64| {
                         want.iter()
@@ -275,7 +285,8 @@ fn every_sign_equals_the_host_and_ties_go_to_the_lower_sample_then_channel() {
             }
         }
         visible(&format!(
-            "{NAME} on {target}: three signs × sweeps 0/3/10 equal the host"
+            "{NAME} on {target}: three signs × sweeps 0/3/10 equal the host, with first reads of \
+             65,536 and of 3 peaks"
         ));
     });
 }

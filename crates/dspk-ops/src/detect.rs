@@ -27,9 +27,10 @@ mod noise;
 use std::fmt;
 use std::str::FromStr;
 
+use cubecl::bytes::Bytes;
 use cubecl::client::Client;
 use cubecl::server::Handle;
-use dspk_kernels::{GridLimits, LaunchGeometry, device_elements, f32_arg, read_f32, u32_arg};
+use dspk_kernels::{GridLimits, LaunchGeometry, device_elements, f32_arg, u32_arg};
 use dspk_types::{DspError, DspResult, RecordingInfo};
 use serde::{Deserialize, Serialize};
 
@@ -243,6 +244,66 @@ impl Neighbourhoods {
     }
 }
 
+/// Kept peaks the first read of a window brings: 512 KiB of positions and values, against a
+/// 2 s window's 46 MB of int16 on its way in; a window with more reads the rest at once, and
+/// the next windows' first reads grow to half as much again.
+const FIRST_READ_PEAKS: usize = 1 << 16;
+
+/// The most peaks a window of `len` owned samples on `channels` channels can keep: on one
+/// channel, two kept peaks lie more than `sweep` samples apart (each is in the other's
+/// neighbourhood, and of two candidates one always beats the other). With no sweep, every
+/// sample can be one (a trough then a crest, with [`PeakSign::Both`]).
+pub fn kept_bound(channels: usize, len: usize, sweep: usize) -> usize {
+    channels.saturating_mul(len.div_ceil(sweep + 1)).max(1)
+}
+
+/// A detection launched on the device ([`Detector::queue`]), its kept peaks not yet read.
+#[derive(Debug)]
+pub struct QueuedPeaks {
+    count: Handle,
+    found: Handle,
+    capacity: usize,
+    listed: usize,
+    stride: usize,
+    origin: u64,
+    segment: u32,
+}
+
+impl QueuedPeaks {
+    /// What to read back, in one read: the count of kept peaks, then the positions and values
+    /// of the first [`listed`](Self::listed).
+    pub fn reads(&self) -> Vec<Handle> {
+        vec![self.count.clone(), self.listed_of(self.listed)]
+    }
+
+    /// The first `peaks` slots of the list.
+    fn listed_of(&self, peaks: usize) -> Handle {
+        let size = self.found.size_in_used();
+        self.found.clone().offset_end(size - (peaks * 8) as u64)
+    }
+
+    /// Kept peaks the reads bring.
+    pub fn listed(&self) -> usize {
+        self.listed
+    }
+}
+
+/// Little-endian 32-bit words of `bytes`.
+fn words_of(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+/// A failed read of `what` from the device.
+fn read_error(what: &str, e: impl fmt::Display) -> DspError {
+    DspError::Io {
+        message: format!("device error while reading {what} back: {e}"),
+        path: None,
+    }
+}
+
 /// Detection on one device (see the module docs).
 pub struct Detector {
     client: Client,
@@ -250,11 +311,13 @@ pub struct Detector {
     sweep: usize,
     sign: PeakSign,
     thresholds: Handle,
-    starts: Handle,
-    neighbours: Handle,
+    /// The neighbourhoods' starts (`channels + 1`), then their channels.
+    near: Handle,
     listed: usize,
     values: Option<(Handle, usize)>,
     limits: GridLimits,
+    /// Kept peaks a window's first read brings (more where a window had more).
+    expect: usize,
 }
 
 impl fmt::Debug for Detector {
@@ -304,18 +367,27 @@ impl Detector {
             sweep,
             sign,
             thresholds: upload(client, thresholds.iter().map(|t| t.to_le_bytes())),
-            starts: upload(
+            near: upload(
                 client,
-                neighbourhoods.starts.iter().map(|s| s.to_le_bytes()),
-            ),
-            neighbours: upload(
-                client,
-                neighbourhoods.channels.iter().map(|s| s.to_le_bytes()),
+                neighbourhoods
+                    .starts
+                    .iter()
+                    .chain(&neighbourhoods.channels)
+                    .map(|s| s.to_le_bytes()),
             ),
             listed: neighbourhoods.channels.len(),
             values: None,
             limits: GridLimits::of(client),
+            expect: FIRST_READ_PEAKS,
         })
+    }
+
+    /// The same detector with the first read of each window bringing `peaks` kept peaks (at
+    /// least 1; by default 65,536): a window that keeps more reads the rest at once, and the
+    /// first reads after it grow.
+    pub fn with_first_read(mut self, peaks: usize) -> Self {
+        self.expect = peaks.max(1);
+        self
     }
 
     /// The context detection reads around the owned samples: the sweep and one sample more
@@ -326,12 +398,39 @@ impl Detector {
 
     /// The peaks of `span.produce` (the owned samples) of `input`, valid on
     /// `span.input_range(self.halo())`, sorted by sample then channel, tagged `segment`.
-    /// Launches, then reads the result back (synchronises).
+    /// Launches, then reads the result back (synchronises): [`queue`](Self::queue) and
+    /// [`complete`](Self::complete) in one.
     ///
     /// # Errors
-    /// A span of another channel count or incoherent, a buffer shorter than the span, a
-    /// failed read.
+    /// As [`queue`](Self::queue) and [`complete`](Self::complete).
     pub fn detect(&mut self, input: &Handle, span: &Span, segment: u32) -> DspResult<Vec<Peak>> {
+        let Some(queued) = self.queue(input, span, segment)? else {
+            return Ok(Vec::new());
+        };
+        let bytes = self
+            .client
+            .read(queued.reads())
+            .map_err(|e| read_error("the kept peaks", e))?;
+        self.complete(queued, bytes)
+    }
+
+    /// Launches detection on `span.produce` (the owned samples) of `input`, valid on
+    /// `span.input_range(self.halo())`, and returns what to read back for it: nothing is read
+    /// yet, so the caller can queue the read behind the kernels and go on ([`detect`] waits at
+    /// once). `None` for an empty span. The kept peaks are listed on the device (a slot each,
+    /// in no set order), so that one read brings them: their count and the first
+    /// [`QueuedPeaks::listed`] of them.
+    ///
+    /// [`detect`]: Self::detect
+    ///
+    /// # Errors
+    /// A span of another channel count or incoherent, a buffer shorter than the span.
+    pub fn queue(
+        &mut self,
+        input: &Handle,
+        span: &Span,
+        segment: u32,
+    ) -> DspResult<Option<QueuedPeaks>> {
         span.check()?;
         if span.channels != self.channels {
             return Err(DspError::shape(
@@ -341,7 +440,7 @@ impl Detector {
             ));
         }
         if span.is_empty() {
-            return Ok(Vec::new());
+            return Ok(None);
         }
         let len = span.len();
         device_elements("a detection window", &[self.channels, span.stride])?;
@@ -376,17 +475,21 @@ impl Detector {
         );
         let owned = span.produce.clone();
         let words = owned.len().div_ceil(32);
-        let mask = self.client.empty(self.channels * words * 4);
+        let capacity = kept_bound(self.channels, owned.len(), self.sweep);
+        let count = upload(&self.client, [0u32.to_le_bytes()]);
+        let found = self.client.empty(capacity * 8);
         let g = LaunchGeometry::elementwise_with(&self.limits, self.channels * words)?;
         kernel::exclusive::launch(
             &self.client,
             g.cube_count(),
             g.cube_dim(),
+            f32_arg(input, len)?,
             f32_arg(&values, len)?,
             f32_arg(&self.thresholds, self.channels)?,
-            u32_arg(&self.starts, self.channels + 1)?,
-            u32_arg(&self.neighbours, self.listed.max(1))?,
-            u32_arg(&mask, self.channels * words)?,
+            u32_arg(&self.near, self.channels + 1 + self.listed)?,
+            u32_arg(&count, 1)?,
+            u32_arg(&found, 2 * capacity)?,
+            capacity,
             self.channels,
             span.stride,
             owned.start,
@@ -396,47 +499,63 @@ impl Detector {
             near.end,
             self.sweep,
         );
-        let bits = read_f32(&self.client, &mask, self.channels * words)?;
-        let mut found: Vec<(usize, usize)> = Vec::new();
-        for (unit, word) in bits.iter().enumerate() {
-            let mut word = word.to_bits();
-            while word != 0 {
-                let b = word.trailing_zeros() as usize;
-                word &= word - 1;
-                found.push((owned.start + (unit % words) * 32 + b, unit / words));
-            }
+        Ok(Some(QueuedPeaks {
+            count,
+            found,
+            capacity,
+            listed: self.expect.min(capacity),
+            stride: span.stride,
+            origin: span.origin,
+            segment,
+        }))
+    }
+
+    /// The peaks of a detection [`queue`](Self::queue)d on this detector, from `bytes`, what
+    /// [`QueuedPeaks::reads`] read back; peaks past the listed ones are read now (waiting for
+    /// the device), and later windows list more.
+    ///
+    /// # Errors
+    /// Bytes of another shape than the reads, a failed read of the rest.
+    pub fn complete(&mut self, queued: QueuedPeaks, bytes: Vec<Bytes>) -> DspResult<Vec<Peak>> {
+        let [count, found] = <[Bytes; 2]>::try_from(bytes)
+            .map_err(|b| DspError::shape("buffers of the kept peaks read back", 2, b.len()))?;
+        let kept = words_of(&count).first().copied().unwrap_or(0) as usize;
+        if kept > queued.capacity {
+            return Err(DspError::config(format!(
+                "detection kept {kept} peaks in a window, past the {} it can hold",
+                queued.capacity
+            )));
         }
-        if found.is_empty() {
-            return Ok(Vec::new());
+        let found = if kept <= queued.listed {
+            words_of(&found)
+        } else {
+            self.expect = self.expect.max(kept.saturating_add(kept / 2));
+            let rest = self
+                .client
+                .read_one(queued.listed_of(kept))
+                .map_err(|e| read_error("the kept peaks", e))?;
+            words_of(&rest)
+        };
+        if found.len() < 2 * kept {
+            return Err(DspError::BufferUnderrun {
+                what: "kept peaks read back (words)".into(),
+                needed: 2 * kept,
+                available: found.len(),
+            });
         }
-        found.sort_unstable();
-        let indices = upload(
-            &self.client,
-            found
-                .iter()
-                .map(|&(t, c)| ((c * span.stride + t) as u32).to_le_bytes()),
-        );
-        let out = self.client.empty(found.len() * 4);
-        let g = LaunchGeometry::elementwise_with(&self.limits, found.len())?;
-        kernel::gather::launch(
-            &self.client,
-            g.cube_count(),
-            g.cube_dim(),
-            f32_arg(input, len)?,
-            u32_arg(&indices, found.len())?,
-            f32_arg(&out, found.len())?,
-            found.len(),
-        );
-        let amplitudes = read_f32(&self.client, &out, found.len())?;
-        Ok(found
-            .iter()
-            .zip(amplitudes)
-            .map(|(&(t, c), amplitude)| Peak {
-                sample: span.global(t),
-                channel: c as u32,
-                amplitude,
-                segment,
+        let mut peaks: Vec<Peak> = found[..2 * kept]
+            .chunks_exact(2)
+            .map(|slot| {
+                let (e, a) = (slot[0] as usize, slot[1]);
+                Peak {
+                    sample: queued.origin + (e % queued.stride) as u64,
+                    channel: (e / queued.stride) as u32,
+                    amplitude: f32::from_bits(a),
+                    segment: queued.segment,
+                }
             })
-            .collect())
+            .collect();
+        peaks.sort_unstable_by_key(Peak::key);
+        Ok(peaks)
     }
 }

@@ -10,11 +10,20 @@
 //! the windows: the sorted table is the same for any window size, any list of windows and any
 //! number of devices.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+use cubecl::bytes::Bytes;
+use cubecl::client::Client;
+use cubecl::future::reader::read_sync;
+use cubecl::server::ServerError;
+
 use dspk_kernels::DecodedWindow;
-use dspk_ops::detect::{DetectSpec, Detector, Neighbourhoods, NoiseLevels, Peak, noise_windows};
+use dspk_ops::detect::{
+    DetectSpec, Detector, Neighbourhoods, NoiseLevels, Peak, QueuedPeaks, noise_windows,
+};
 use dspk_ops::{Chain, Fits, Halo, Span, build};
 use dspk_types::{
     ChunkSchedule, DspError, DspResult, HaloWindow, PipelineSpec, ProgressSink, RecordingInfo,
@@ -242,12 +251,16 @@ pub fn detect_windows(
     let multi = MultiPass::new(devices.to_vec(), source, windows)
         .route(route)
         .progress(progress)
-        .run(|_, client| {
+        .run(|d, client| {
             Ok(DetectWorker {
                 chain: build(client, spec, info_ref, fits, count)?,
                 detector: Detector::new(client, &thresholds, &near, sweep, detect.sign)?,
+                // The pass's own copy of the device's client: a read queued on it outlives
+                // its window.
+                client: &devices[d].client,
                 info: info_ref,
                 peaks: Vec::new(),
+                pending: None,
             })
         })?;
     let mut peaks: Vec<Peak> = multi
@@ -268,16 +281,41 @@ fn neighbourhoods(info: &RecordingInfo, detect: &DetectSpec) -> DspResult<Neighb
     Neighbourhoods::of(info, detect.radius_um)
 }
 
-/// One device's chain and detector in a [`MultiPass`].
+/// A window's kept peaks on their way back.
+type Pending<'a> = (
+    QueuedPeaks,
+    Pin<Box<dyn Future<Output = Result<Vec<Bytes>, ServerError>> + Send + 'a>>,
+);
+
+/// One device's chain and detector in a [`MultiPass`]: each window's peaks are read back while
+/// the device runs the next window (the read of window k is queued behind its kernels and
+/// awaited after window k + 1's are queued).
 struct DetectWorker<'a> {
     chain: Chain,
     detector: Detector,
+    client: &'a Client,
     info: &'a RecordingInfo,
     peaks: Vec<Peak>,
+    pending: Option<Pending<'a>>,
+}
+
+impl DetectWorker<'_> {
+    /// Waits for the pending read, if any, and keeps its peaks.
+    fn complete(&mut self) -> DspResult<()> {
+        let Some((queued, read)) = self.pending.take() else {
+            return Ok(());
+        };
+        let bytes = read_sync(read).map_err(|e| DspError::Io {
+            message: format!("device error while reading a window's peaks back: {e}"),
+            path: None,
+        })?;
+        self.peaks.extend(self.detector.complete(queued, bytes)?);
+        Ok(())
+    }
 }
 
 impl WindowWorker for DetectWorker<'_> {
-    /// The device's peaks (in its windows' order).
+    /// The device's peaks (each window's sorted, in its windows' order).
     type Output = Vec<Peak>;
 
     fn window(
@@ -297,12 +335,17 @@ impl WindowWorker for DetectWorker<'_> {
         let produce = span.input_range(self.detector.halo());
         let out = self.chain.run(decoded.handle(), &rows, produce)?;
         let segment = self.info.segments().containing(window.valid_global.start) as u32;
-        self.peaks
-            .extend(self.detector.detect(&out, &span, segment)?);
+        let queued = self.detector.queue(&out, &span, segment)?;
+        self.complete()?;
+        if let Some(queued) = queued {
+            let read = Box::pin(self.client.read_async(queued.reads()));
+            self.pending = Some((queued, read));
+        }
         Ok(Flow::Continue)
     }
 
-    fn finish(self) -> DspResult<Vec<Peak>> {
+    fn finish(mut self) -> DspResult<Vec<Peak>> {
+        self.complete()?;
         Ok(self.peaks)
     }
 }

@@ -1,5 +1,5 @@
-//! The detection kernels: threshold-crossing candidates, their local exclusion (a bitmask per
-//! 32 owned samples of a channel) and the gather of the kept peaks' values.
+//! The detection kernels: threshold-crossing candidates, and their local exclusion, which lists
+//! the kept peaks' positions and values.
 
 use cubecl::prelude::*;
 use dspk_kernels::{channel_position, sample_position};
@@ -74,12 +74,17 @@ pub(super) fn candidates(
     }
 }
 
-/// One unit per (channel `c`, word `w` of 32 owned samples): bit `b` of `mask[c·words + w]`
-/// set where owned sample `first + 32w + b` is a candidate no other candidate beats within
-/// `sweep` samples (inside `lo..hi`) on a channel of `c`'s neighbourhood
-/// (`neighbours[starts[c]..starts[c + 1]]`, `c` itself included). Candidate `j` beats `i`
-/// where `|x_j|·thr_i > |x_i|·thr_j` (the larger amplitude in units of its own threshold, as
-/// `f32` products), or on equality where `j` has the lower sample, then the lower channel.
+/// One unit per (channel `c`, word `w` of 32 owned samples): each owned sample `first + 32w + b`
+/// that is a candidate no other candidate beats within `sweep` samples (inside `lo..hi`) on a
+/// channel of `c`'s neighbourhood is appended to the kept list: a slot `k` (each unit takes a
+/// range for its word from `count[0]`), its position `c·stride + t` in `found[2k]` and the bits of `input`'s value there
+/// in `found[2k + 1]` (slots past `capacity` are counted, not written). `near` holds the
+/// neighbourhoods' starts (`channels + 1` of them), then their channels: `c`'s are
+/// `near[channels + 1 + near[c]..channels + 1 + near[c + 1]]`, `c` itself included. (Six
+/// buffers in all: what a device with WebGPU's default limits binds.) Candidate `j` beats `i` where `|x_j|·thr_i >
+/// |x_i|·thr_j` (the larger amplitude in units of its own threshold, as `f32` products), or on
+/// equality where `j` has the lower sample, then the lower channel. The list's order depends on
+/// the units' timing; its contents do not.
 #[cube(launch)]
 #[allow(
     clippy::too_many_arguments,
@@ -87,11 +92,13 @@ pub(super) fn candidates(
     reason = "a kernel indexes its lists"
 )]
 pub(super) fn exclusive(
+    input: &[f32],
     values: &[f32],
     thresholds: &[f32],
-    starts: &[u32],
-    neighbours: &[u32],
-    mask: &mut [u32],
+    near: &[u32],
+    count: &[Atomic<u32>],
+    found: &mut [u32],
+    capacity: usize,
     channels: usize,
     stride: usize,
     first: usize,
@@ -102,13 +109,15 @@ pub(super) fn exclusive(
     sweep: usize,
 ) {
     let unit = dspk_kernels::element_position();
+    let mut bits = 0u32;
+    let mut c = 0usize;
+    let mut w = 0usize;
     if unit < channels * words {
-        let c = unit / words;
-        let w = unit % words;
-        let a0 = usize::cast_from(starts[c]);
-        let b0 = usize::cast_from(starts[c + 1]);
+        c = unit / words;
+        w = unit % words;
+        let a0 = channels + 1 + usize::cast_from(near[c]);
+        let b0 = channels + 1 + usize::cast_from(near[c + 1]);
         let tc = thresholds[c];
-        let mut bits = 0u32;
         for b in 0..32u32 {
             let s = w * 32 + usize::cast_from(b);
             if s < len {
@@ -122,7 +131,7 @@ pub(super) fn exclusive(
                     }
                     let uhi = min(t + sweep + 1, hi);
                     for i in a0..b0 {
-                        let n = usize::cast_from(neighbours[i]);
+                        let n = usize::cast_from(near[i]);
                         let tn = thresholds[n];
                         let right = a * tn;
                         for u in ulo..uhi {
@@ -143,15 +152,18 @@ pub(super) fn exclusive(
                 }
             }
         }
-        mask[unit] = bits;
     }
-}
-
-/// One unit per listed index: `out[k] = input[indices[k]]`.
-#[cube(launch)]
-pub(super) fn gather(input: &[f32], indices: &[u32], out: &mut [f32], count: usize) {
-    let k = dspk_kernels::element_position();
-    if k < count {
-        out[k] = input[usize::cast_from(indices[k])];
+    // Every unit takes its range of slots, outside any branch (a unit past the last takes 0):
+    // an atomic taken per peak, inside the branches, lost slots on lavapipe.
+    let mut slot = usize::cast_from(count[0].fetch_add(u32::cast_from(bits.count_ones())));
+    while bits != 0 {
+        let b = usize::cast_from(bits.trailing_zeros());
+        bits &= bits - 1;
+        if slot < capacity {
+            let e = c * stride + first + w * 32 + b;
+            found[2 * slot] = u32::cast_from(e);
+            found[2 * slot + 1] = u32::reinterpret(input[e]);
+        }
+        slot += 1;
     }
 }
