@@ -82,7 +82,8 @@ fn from_key(key: u32) -> f32 {
 /// The key `K` of rank `rank` among the members' [`order_key`]s, by a radix selection of
 /// sixteen passes over the members, each fixing two more bits of `K` by counting the keys below
 /// three thresholds: no memory but registers, each unit's loads coalesced with its
-/// neighbours' (the GPU's way).
+/// neighbours' (the GPU's way). Each pass loads [`AHEAD`] members' keys before it counts them,
+/// so that their loads wait together (the counts, whole numbers, do not depend on it).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn key_of_rank_by_passes(
@@ -94,6 +95,7 @@ fn key_of_rank_by_passes(
     p: usize,
     rank: u32,
 ) -> u32 {
+    let mut keys = Array::<u32>::new(AHEAD);
     let mut prefix = 0u32;
     let mut shift = 32u32;
     while shift > 0 {
@@ -105,7 +107,28 @@ fn key_of_rank_by_passes(
         let mut c1 = 0u32;
         let mut c2 = 0u32;
         let mut c3 = 0u32;
-        for i in first..end {
+        let mut i = first;
+        while i + AHEAD <= end {
+            #[unroll]
+            for j in 0..AHEAD {
+                keys[j] = member_key(input, members, i + j, stride, p);
+            }
+            #[unroll]
+            for j in 0..AHEAD {
+                let key = keys[j];
+                if key < t1 {
+                    c1 += 1;
+                }
+                if key < t2 {
+                    c2 += 1;
+                }
+                if key < t3 {
+                    c3 += 1;
+                }
+            }
+            i += AHEAD;
+        }
+        while i < end {
             let key = member_key(input, members, i, stride, p);
             if key < t1 {
                 c1 += 1;
@@ -116,6 +139,7 @@ fn key_of_rank_by_passes(
             if key < t3 {
                 c3 += 1;
             }
+            i += 1;
         }
         // `count(key < t) <= rank` holds for the largest threshold the rank lies at or above.
         if c3 <= rank {
@@ -128,6 +152,11 @@ fn key_of_rank_by_passes(
     }
     prefix
 }
+
+/// Members whose keys a pass of [`key_of_rank_by_passes`] loads before counting them: a set's
+/// values lie in rows far apart, in L2 rather than L1 for a window of 384 channels, and one
+/// load at a time waits out each one's latency in turn.
+const AHEAD: usize = 8;
 
 /// Digits of a key [`key_of_rank_by_histogram`] fixes per pass: 8 bits, four passes.
 const DIGITS: usize = 256;
