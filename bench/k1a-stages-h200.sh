@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # What bounds K1a (issue 32: file -> kilosort4 windows kept on the device, `preprocess
-# --on-device`)? The apply pass of each prefix of the kilosort4 chain (no stage, centring, +
-# median reference, + high-pass, + whitening, + int16: the preset), measured in the real pass at
-# its own one-second windows, alternated over ROUNDS; the difference between neighbouring
+# --on-device`)? The apply pass of each prefix of the PRESET chain (default kilosort4: no
+# stage, centring, + median reference, + high-pass, + whitening, + int16: the preset), measured
+# in the real pass at its default windows, alternated over ROUNDS; the difference between neighbouring
 # prefixes is what a stage costs there. (The command's own `stage_times` time each stage alone
 # on a 10,000-sample window; a stage whose units are few and long, as the high-pass's, may cost
 # a one-second window about what it costs a third of one, so those times need not add up to the
@@ -11,12 +11,12 @@
 # Usage: bench/k1a-stages-h200.sh DSPK [SECONDS [ROUNDS]] (python3 with NumPy writes the file).
 set -euo pipefail
 dspk=$1 seconds=${2:-60} rounds=${3:-3}
-blocks=${BLOCKS:-"1024 256"} windows=${WINDOWS:-"60000"}
+blocks=${BLOCKS-"1024 256"} windows=${WINDOWS-"60000"} preset=${PRESET:-kilosort4}
 dir=$(mktemp -d /dev/shm/k1a.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 python3 "$(dirname "$0")/np1_spikeglx.py" "$dir" "$seconds"
 rec=$dir/rec_g0_t0.imec0.ap.bin
-"$dspk" preprocess --print-pipeline kilosort4 > "$dir/full.toml"
+"$dspk" preprocess --print-pipeline "$preset" > "$dir/full.toml"
 # The prefixes: the preset's text cut before its (k+1)-th stage.
 python3 - "$dir" <<'PY'
 import sys
@@ -27,8 +27,10 @@ for k in range(len(stages) + 1):
     if k == 0:
         text += "stages = []\n"
     open(f"{d}/prefix-{k}.toml", "w").write(text)
+open(f"{d}/labels", "w").write("no stage\n" + "".join(
+    "+ " + s.split('kind = "')[1].split('"')[0] + "\n" for s in stages))
 PY
-labels=("no stage" "centring" "+ median reference" "+ high-pass" "+ whitening" "+ int16 (the preset)")
+mapfile -t labels < "$dir/labels"
 k1a() { # spec [extra args...] -> "apply_s realtime"
     "$dspk" --runtime wgpu --json preprocess "$rec" --pipeline "$1" --on-device "${@:2}" |
         python3 -c 'import json, sys; r = json.load(sys.stdin); print("%.3f %.0f" % (r["apply_s"], r["realtime_factor"]))'
@@ -42,7 +44,7 @@ for r in $(seq "$rounds"); do
         if [ -z "${best[$k]:-}" ] || python3 -c "import sys; sys.exit(not $s < ${best[$k]})"; then best[$k]=$s; fi
     done
 done
-echo "best of $rounds, $seconds s of 384 channels, one-second windows:"
+echo "best of $rounds, $seconds s of 384 channels, $preset, its default windows:"
 for k in "${!labels[@]}"; do
     if [ "$k" -eq 0 ]; then
         echo "  ${labels[$k]}: ${best[$k]} s"
