@@ -271,6 +271,25 @@ fn every_sign_equals_the_host_and_ties_go_to_the_lower_sample_then_channel() {
                     again, want,
                     "seed {seed}: sign {sign}, sweep {sweep}, short reads"
                 );
+                // A list of 3 slots: a window that keeps more is refused, saying why.
+                let mut small = Detector::new(client, &thresholds, &near, sweep, sign)
+                    .unwrap()
+                    .with_most_slots(3);
+                let whole = Span {
+                    channels,
+                    stride: len,
+                    origin: 0,
+                    segment: 0..len as u64,
+                    produce: 0..len,
+                };
+                let err = small
+                    .detect(&upload(client, &rows), &whole, 0)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    err.contains("more than the 3 one device buffer lists"),
+                    "seed {seed}: {err}"
+                );
                 if sign != PeakSign::Pos && sweep >= 3 {
                     let at = |t: u64| {
                         want.iter()
@@ -286,7 +305,7 @@ fn every_sign_equals_the_host_and_ties_go_to_the_lower_sample_then_channel() {
         }
         visible(&format!(
             "{NAME} on {target}: three signs × sweeps 0/3/10 equal the host, with first reads of \
-             65,536 and of 3 peaks"
+             65,536 and of 3 peaks; a list of 3 slots refused"
         ));
     });
 }

@@ -30,7 +30,9 @@ use std::str::FromStr;
 use cubecl::bytes::Bytes;
 use cubecl::client::Client;
 use cubecl::server::Handle;
-use dspk_kernels::{GridLimits, LaunchGeometry, device_elements, f32_arg, u32_arg};
+use dspk_kernels::{
+    GridLimits, LaunchGeometry, device_elements, f32_arg, max_binding_bytes, u32_arg,
+};
 use dspk_types::{DspError, DspResult, RecordingInfo};
 use serde::{Deserialize, Serialize};
 
@@ -318,6 +320,8 @@ pub struct Detector {
     limits: GridLimits,
     /// Kept peaks a window's first read brings (more where a window had more).
     expect: usize,
+    /// Slots of kept peaks one binding holds.
+    most_slots: usize,
 }
 
 impl fmt::Debug for Detector {
@@ -379,6 +383,7 @@ impl Detector {
             values: None,
             limits: GridLimits::of(client),
             expect: FIRST_READ_PEAKS,
+            most_slots: (max_binding_bytes(client) / 8).max(1) as usize,
         })
     }
 
@@ -387,6 +392,14 @@ impl Detector {
     /// first reads after it grow.
     pub fn with_first_read(mut self, peaks: usize) -> Self {
         self.expect = peaks.max(1);
+        self
+    }
+
+    /// The same detector listing at most `slots` kept peaks a window (at least 1; by default
+    /// as many as one device buffer holds): a window that keeps more is refused, not cut short
+    /// (for tests of that refusal).
+    pub fn with_most_slots(mut self, slots: usize) -> Self {
+        self.most_slots = slots.max(1);
         self
     }
 
@@ -475,7 +488,9 @@ impl Detector {
         );
         let owned = span.produce.clone();
         let words = owned.len().div_ceil(32);
-        let capacity = kept_bound(self.channels, owned.len(), self.sweep);
+        // As many slots as the window can keep, within one binding (only a sweep of 0 on a
+        // window near the device's largest asks more; `complete` then refuses, saying so).
+        let capacity = kept_bound(self.channels, owned.len(), self.sweep).min(self.most_slots);
         let count = upload(&self.client, [0u32.to_le_bytes()]);
         let found = self.client.empty(capacity * 8);
         let g = LaunchGeometry::elementwise_with(&self.limits, self.channels * words)?;
@@ -522,7 +537,8 @@ impl Detector {
         let kept = words_of(&count).first().copied().unwrap_or(0) as usize;
         if kept > queued.capacity {
             return Err(DspError::config(format!(
-                "detection kept {kept} peaks in a window, past the {} it can hold",
+                "detection kept {kept} peaks in one window, more than the {} one device buffer \
+                 lists; detect in shorter windows or with an exclusion sweep",
                 queued.capacity
             )));
         }
