@@ -7,14 +7,6 @@ use dspk_kernels::{channel_position, sample_position};
 /// The most taps a side whose sum is unrolled (the default is 32; the spec allows 1024).
 const UNROLLED_HALF_TAPS: usize = 64;
 
-/// `output[c][n] = Σ_i taps[c][i] · x_c[n + half_taps − 1 − i]` for `n` in `first..first +
-/// count`, `i` from 0 up (a fixed order, so a sample's bits do not depend on the window).
-///
-/// `x_c` is row `c` of `input` (rows of `stride`) on its valid local range `lo..hi`; the
-/// samples before `lo` and from `hi` on are the odd extension about `x[lo]` and `x[hi − 1]`,
-/// the mirrored index held inside `lo..hi`. The launch guarantees that an index outside
-/// `lo..hi` is only read where `lo` or `hi` is a segment's end. Indices are kept unsigned by
-/// working with `a = j + half_taps`.
 /// One output sample `n` by the general rule: the odd extension tested at every tap, or the
 /// unrolled inner sum where all its taps lie inside `lo..hi`.
 #[cube]
