@@ -116,29 +116,13 @@ fn key_of_rank_by_passes(
             #[unroll]
             for j in 0..AHEAD {
                 let key = keys[j];
-                if key < t1 {
-                    c1 += 1;
-                }
-                if key < t2 {
-                    c2 += 1;
-                }
-                if key < t3 {
-                    c3 += 1;
-                }
+                count_below(key, t1, t2, t3, &mut c1, &mut c2, &mut c3);
             }
             i += AHEAD;
         }
         while i < end {
             let key = member_key(input, members, i, stride, p);
-            if key < t1 {
-                c1 += 1;
-            }
-            if key < t2 {
-                c2 += 1;
-            }
-            if key < t3 {
-                c3 += 1;
-            }
+            count_below(key, t1, t2, t3, &mut c1, &mut c2, &mut c3);
             i += 1;
         }
         // `count(key < t) <= rank` holds for the largest threshold the rank lies at or above.
@@ -151,6 +135,21 @@ fn key_of_rank_by_passes(
         }
     }
     prefix
+}
+
+/// Counts `key` under each of the thresholds `t1 < t2 < t3` it lies below.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn count_below(key: u32, t1: u32, t2: u32, t3: u32, c1: &mut u32, c2: &mut u32, c3: &mut u32) {
+    if key < t1 {
+        *c1 += 1;
+    }
+    if key < t2 {
+        *c2 += 1;
+    }
+    if key < t3 {
+        *c3 += 1;
+    }
 }
 
 /// Members whose keys a pass of [`key_of_rank_by_passes`] loads before counting them: a set's
