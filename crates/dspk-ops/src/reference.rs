@@ -12,19 +12,21 @@
 //! then one unit per (channel, sample) subtracts it. The local reference gives each channel a
 //! set of its own, so one unit per (channel, sample) computes and subtracts it in one launch.
 //! The median is selected from global memory (no shared memory, which lavapipe, the CI device,
-//! does not run): for sets of more than 32 channels a radix selection on the values' bit
-//! patterns, 17 passes over the set (18 where the median is a zero), for smaller ones (the
-//! local reference) by counting ranks, `n²/2` loads on average; each unit's loads coalesced
-//! with its neighbours' (neighbouring samples of one row); exact, and the same at every sample
-//! whatever the window. On a CPU device (lavapipe) the radix selection takes 8 bits a pass
-//! from a histogram in a local array, 5 passes ([`MedianSelection::Histogram`]): the same
-//! value in half the time there. The mean is summed in ascending channel order in `f32` (the
+//! does not run): for sets of more than 32 channels a selection on the values' bit patterns
+//! whose passes over the set count keys below thresholds guessed from the values (their mean
+//! and spread, then the rank's place in what is left), ending in a pass that sorts the last
+//! few keys in registers: about 6 passes on noise-like sets of 384 (17 for the radix selection
+//! it replaced), at most 23 on any values; for smaller sets (the local reference) by counting
+//! ranks, `n²/2` loads on average. Each unit's loads are coalesced with its neighbours'
+//! (neighbouring samples of one row); exact, and the same at every sample whatever the window
+//! and on every device (one algorithm everywhere). The mean is summed in ascending channel order in `f32` (the
 //! devices dspk targets have no fast `f64`); against the `f64` host it is off by at most about
 //! `n · ε · max|x|` for a set of `n`, the median by one rounding of the average and one of the
 //! subtraction.
 
 mod host;
 mod kernel;
+mod median;
 mod sets;
 
 use crate::upload::upload;
@@ -52,30 +54,6 @@ pub struct ReferenceStage {
     /// Set references of the two-launch path, and how many values it holds.
     references: Option<(Handle, usize)>,
     limits: GridLimits,
-    selection: MedianSelection,
-}
-
-/// How a set of more than 32 channels has its median selected on the device; both give the
-/// same value, bit for bit (a zero's sign included), and differ only in speed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MedianSelection {
-    /// Sixteen passes of two bits with three counters in registers: a GPU's choice.
-    Passes,
-    /// Four passes of eight bits with a 256-count histogram in a local array, which a GPU
-    /// keeps in slow local memory and a CPU in its caches: a CPU device's choice (lavapipe).
-    Histogram,
-}
-
-impl MedianSelection {
-    /// The selection that suits `client`'s device: [`Self::Histogram`] on a CPU, else
-    /// [`Self::Passes`].
-    pub fn for_device(client: &Client) -> Self {
-        if dspk_kernels::runs_on_cpu(client) {
-            Self::Histogram
-        } else {
-            Self::Passes
-        }
-    }
 }
 
 impl std::fmt::Debug for ReferenceStage {
@@ -84,7 +62,6 @@ impl std::fmt::Debug for ReferenceStage {
             .field("sets", &self.sets)
             .field("operator", &self.operator)
             .field("median", &self.median)
-            .field("selection", &self.selection)
             .finish_non_exhaustive()
     }
 }
@@ -109,16 +86,7 @@ impl ReferenceStage {
             sets,
             references: None,
             limits: GridLimits::of(client),
-            selection: MedianSelection::for_device(client),
         })
-    }
-
-    /// The same stage selecting medians by `selection` instead of the device's own choice
-    /// ([`MedianSelection::for_device`]): the same values, for tests of both.
-    #[must_use]
-    pub fn with_selection(mut self, selection: MedianSelection) -> Self {
-        self.selection = selection;
-        self
     }
 
     /// The channels each channel's reference is taken over.
@@ -169,7 +137,6 @@ impl Stage for ReferenceStage {
             ReferenceOperator::Mean => kernel::MEAN,
         };
         let numpy = self.median == MedianRule::Numpy;
-        let histogram = self.selection == MedianSelection::Histogram;
         let (starts, members, set_of) = (
             u32_arg(&self.starts, self.sets.sets().len() + 1)?,
             u32_arg(
@@ -195,7 +162,6 @@ impl Stage for ReferenceStage {
                 len,
                 operator,
                 numpy,
-                histogram,
             );
             return Ok(());
         }
@@ -216,7 +182,6 @@ impl Stage for ReferenceStage {
             len,
             operator,
             numpy,
-            histogram,
         );
         kernel::subtract_references::launch(
             &self.client,
