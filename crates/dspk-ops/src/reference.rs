@@ -15,8 +15,9 @@
 //! does not run): for sets of more than 32 channels a selection on the values' bit patterns
 //! whose passes over the set count keys below thresholds guessed from the values (their mean
 //! and spread, then the rank's place in what is left), ending in a pass that sorts the last
-//! few keys in registers: about 6 passes on noise-like sets of 384 (17 for the radix selection
-//! it replaced), at most 23 on any values; for smaller sets (the local reference) by counting
+//! few keys in registers: about 4 passes on noise-like sets of 384, 22 at most on any values,
+//! then one for the second middle rank (the radix selection it replaced took 16 and that one);
+//! for smaller sets (the local reference) by counting
 //! ranks, `n²/2` loads on average. Each unit's loads are coalesced with its neighbours'
 //! (neighbouring samples of one row); exact, and the same at every sample whatever the window
 //! and on every device (one algorithm everywhere). The mean is summed in ascending channel order in `f32` (the
