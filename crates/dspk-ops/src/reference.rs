@@ -17,11 +17,11 @@
 //! and spread, then the rank's place in what is left), ending in a pass that sorts the last
 //! few keys in registers: about 4 passes on noise-like sets of 384, 22 at most on any values,
 //! then one for the second middle rank (the radix selection it replaced took 16 and that one);
-//! for smaller sets (the local reference) by counting
-//! ranks, `n²/2` loads on average. Each unit's loads are coalesced with its neighbours'
-//! (neighbouring samples of one row); exact, and the same at every sample whatever the window
-//! and on every device (one algorithm everywhere). The mean is summed in ascending channel order in `f32` (the
-//! devices dspk targets have no fast `f64`); against the `f64` host it is off by at most about
+//! for smaller sets (the local reference) by counting ranks, `n²/2` loads on average. Each
+//! unit's loads are coalesced with its neighbours' (neighbouring samples of one row); exact,
+//! and the same at every sample whatever the window and on every device (one algorithm
+//! everywhere). The mean is summed in ascending channel order in `f32` (the devices dspk
+//! targets have no fast `f64`); against the `f64` host it is off by at most about
 //! `n · ε · max|x|` for a set of `n`, the median by one rounding of the average and one of the
 //! subtraction.
 
