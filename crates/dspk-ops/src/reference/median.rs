@@ -146,12 +146,12 @@ fn key_of_rank_by_brackets(
             if passes >= GUESSES {
                 let quarter = (hi - lo) / 4 + 1;
                 t1 = lo + quarter;
-                t2 = t1 + umin32(quarter, hi - t1);
-                t3 = t2 + umin32(quarter, hi - t2);
+                t2 = t1 + quarter.min(hi - t1);
+                t3 = t2 + quarter.min(hi - t2);
             }
-            t1 = clamp32(t1, lo + 1, hi);
-            t2 = clamp32(t2, t1, hi);
-            t3 = clamp32(t3, t2, hi);
+            t1 = t1.clamp(lo + 1, hi);
+            t2 = t2.clamp(t1, hi);
+            t3 = t3.clamp(t2, hi);
             let mut c1 = 0u32;
             let mut c2 = 0u32;
             let mut c3 = 0u32;
@@ -277,29 +277,6 @@ fn count_keys(
     }
 }
 
-/// The smaller of two keys.
-#[cube]
-fn umin32(a: u32, b: u32) -> u32 {
-    let mut m = a;
-    if b < a {
-        m = b;
-    }
-    m
-}
-
-/// `x` within `[lo, hi]`.
-#[cube]
-fn clamp32(x: u32, lo: u32, hi: u32) -> u32 {
-    let mut v = x;
-    if v < lo {
-        v = lo;
-    }
-    if v > hi {
-        v = hi;
-    }
-    v
-}
-
 /// Guessed passes of [`key_of_rank_by_brackets`] before it splits brackets in quarters.
 const GUESSES: u32 = 4;
 
@@ -377,10 +354,17 @@ fn median_by_selection(
             }
         }
     }
+    middle(lo, hi, (n & 1) == 0, numpy)
+}
+
+/// The median from the values of ranks `(n − 1) / 2` (`lo`) and `n / 2` (`hi`): NumPy's
+/// average of the two for an `even` count where `numpy`, else `lo`.
+#[cube]
+fn middle(lo: f32, hi: f32, even: bool, #[comptime] numpy: bool) -> f32 {
     let mut result = lo;
     if comptime![numpy] {
         let average = (lo + hi) * 0.5;
-        if (n & 1) == 0 {
+        if even {
             result = average;
         }
     }
@@ -434,14 +418,7 @@ fn median_by_ranks(
             i += 1;
         }
     }
-    let mut result = lo;
-    if comptime![numpy] {
-        let average = (lo + hi) * 0.5;
-        if (n & 1) == 0 {
-            result = average;
-        }
-    }
-    result
+    middle(lo, hi, (n & 1) == 0, numpy)
 }
 
 /// The median of [`statistic`]: [`median_by_ranks`] for small sets, [`median_by_selection`]
