@@ -164,6 +164,44 @@ fn shutdown_stops_the_device_threads_and_a_later_client_reopens() {
     assert!(stdout.contains("reopen ok"), "{stdout}");
 }
 
+/// Opening a wgpu device loads the Vulkan loader once: dspk-device's held instance keeps it
+/// (and the drivers it loads) in memory while CubeCL creates and drops its own instances,
+/// which without it loaded and unloaded them three times. Counted by glibc's `LD_DEBUG=files`,
+/// which prints a line for each library it loads.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_vulkan_loader_loads_once_a_process() {
+    if !ComputeTarget::for_tests().contains(&ComputeTarget::Wgpu) {
+        return dspk_tests::visible("SKIP loader test: wgpu is not among the tested runtimes");
+    }
+    let output = run_probe(
+        &probe(),
+        &["run"],
+        &[(RUNTIME_ENV, Some("wgpu")), ("LD_DEBUG", Some("files"))],
+        None,
+    );
+    let (stdout, stderr) = text(&output);
+    if !output.status.success() && !ComputeTarget::Wgpu.required_by_tests() {
+        return dspk_tests::visible(&format!("SKIP loader test on wgpu: {stderr}"));
+    }
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("result ok"), "{stdout}\n{stderr}");
+    let loads = stderr
+        .lines()
+        .filter(|l| l.contains("file=libvulkan.so.1 ") && l.contains("dynamically loaded by"))
+        .count();
+    assert_eq!(
+        loads,
+        1,
+        "the Vulkan loader was loaded {loads} times: {}",
+        stderr
+            .lines()
+            .filter(|l| l.contains("libvulkan.so.1"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
 #[test]
 fn a_runtime_not_compiled_in_names_its_feature() {
     for target in ComputeTarget::ALL.into_iter().filter(|t| !t.is_available()) {

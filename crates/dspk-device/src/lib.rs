@@ -20,6 +20,8 @@
 //! - [`configure_runtime`]: CubeCL's compiled-kernel cache on, autotune decisions persisted,
 //!   both in the user cache directory (`DSPK_CACHE_DIR`, `DSPK_KERNEL_CACHE` adjust it; a
 //!   configuration set by the embedding application is kept).
+//! - On wgpu, one Vulkan instance that is never dropped, so that the Vulkan loader and drivers
+//!   load once, not again for each instance CubeCL creates and drops.
 //! - Every device a client was made for is recorded; after each newly opened device an exit
 //!   handler is (re)registered through `dspk-exit`, so it runs before the exit handlers of the
 //!   driver layers the device loaded. At exit it shuts the wgpu devices down (runner threads
@@ -46,6 +48,8 @@ mod bridge;
 mod catalog;
 mod check;
 mod config;
+#[cfg(feature = "wgpu")]
+mod driver;
 mod failure;
 mod info;
 mod open;

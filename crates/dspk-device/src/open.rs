@@ -67,7 +67,7 @@ impl TargetExt for ComputeTarget {
         let target = self.checked()?;
         // Before anything of CubeCL's runs: asking a runtime for its devices may read CubeCL's
         // configuration, which then could no longer be set.
-        configure_runtime();
+        prepare(target);
         let named = match target {
             ComputeTarget::Wgpu => Device::wgpu(WgpuDeviceKind::DefaultDevice),
             ComputeTarget::Cuda => Device::cuda(0),
@@ -100,7 +100,7 @@ impl TargetExt for ComputeTarget {
 /// [`ComputeError::NotCompiled`] for a runtime this build lacks.
 pub fn list_devices(target: ComputeTarget) -> Result<Vec<Device>, ComputeError> {
     let target = target.checked()?;
-    configure_runtime();
+    prepare(target);
     Ok(Device::enumerate_all()
         .into_iter()
         .filter(|d| target_of(d).is_ok_and(|t| t == target))
@@ -121,7 +121,7 @@ pub fn list_devices(target: ComputeTarget) -> Result<Vec<Device>, ComputeError> 
 /// the machine lacks the device, [`ComputeError::DeviceFailure`] when opening it failed.
 pub fn open_device(device: Device) -> Result<Client, ComputeError> {
     let target = target_of(&device)?.checked()?;
-    configure_runtime();
+    prepare(target);
     if let Some(client) = registry::client_if_open(&device) {
         return Ok(client);
     }
@@ -169,6 +169,21 @@ pub fn open_second(device: &Device) -> Result<(Device, Client), ComputeError> {
     let second = Device::Wgpu(second);
     let client = open_device(second.clone())?;
     Ok((second, client))
+}
+
+/// What runs before CubeCL is asked anything about `target`'s devices: its configuration
+/// ([`configure_runtime`]) and, for wgpu, the Vulkan loader and drivers kept loaded
+/// (`driver::hold`).
+#[cfg_attr(
+    not(feature = "wgpu"),
+    expect(unused_variables, reason = "only wgpu holds a driver")
+)]
+fn prepare(target: ComputeTarget) {
+    configure_runtime();
+    #[cfg(feature = "wgpu")]
+    if target == ComputeTarget::Wgpu {
+        crate::driver::hold();
+    }
 }
 
 /// The dspk runtime of a CubeCL device.
