@@ -110,6 +110,32 @@ fn opening_twice_gives_the_same_device() {
     });
 }
 
+/// `dspk-probe ARGS` on wgpu with `envs` added, asserted to succeed: its stdout and stderr.
+/// `None`, after a visible SKIP line naming `label`, where wgpu is not among the tested
+/// runtimes, or the probe failed and `DSPK_TEST_RUNTIMES` does not require wgpu.
+fn wgpu_probe(
+    label: &str,
+    args: &[&str],
+    envs: &[(&str, Option<&str>)],
+) -> Option<(String, String)> {
+    if !ComputeTarget::for_tests().contains(&ComputeTarget::Wgpu) {
+        dspk_tests::visible(&format!(
+            "SKIP {label}: wgpu is not among the tested runtimes"
+        ));
+        return None;
+    }
+    let mut all = vec![(RUNTIME_ENV, Some("wgpu"))];
+    all.extend_from_slice(envs);
+    let output = run_probe(&probe(), args, &all, None);
+    let (stdout, stderr) = text(&output);
+    if !output.status.success() && !ComputeTarget::Wgpu.required_by_tests() {
+        dspk_tests::visible(&format!("SKIP {label} on wgpu: {stderr}"));
+        return None;
+    }
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    Some((stdout, stderr))
+}
+
 /// Thread counts printed by `dspk-probe threads`.
 fn thread_field(stdout: &str, key: &str) -> usize {
     field(stdout, "threads", key)
@@ -119,15 +145,9 @@ fn thread_field(stdout: &str, key: &str) -> usize {
 
 #[test]
 fn shutdown_stops_the_device_threads_and_a_later_client_reopens() {
-    if !ComputeTarget::for_tests().contains(&ComputeTarget::Wgpu) {
-        return dspk_tests::visible("SKIP shutdown test: wgpu is not among the tested runtimes");
-    }
-    let output = run_probe(&probe(), &["threads"], &[(RUNTIME_ENV, Some("wgpu"))], None);
-    let (stdout, stderr) = text(&output);
-    if !output.status.success() && !ComputeTarget::Wgpu.required_by_tests() {
-        return dspk_tests::visible(&format!("SKIP shutdown test on wgpu: {stderr}"));
-    }
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let Some((stdout, _)) = wgpu_probe("shutdown test", &["threads"], &[]) else {
+        return;
+    };
     // CubeCL names a device's runner thread `DS<stage>-<type>-<index>`.
     let names = |prefix: &str| -> Vec<String> {
         stdout
@@ -171,20 +191,11 @@ fn shutdown_stops_the_device_threads_and_a_later_client_reopens() {
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn the_vulkan_loader_loads_once_a_process() {
-    if !ComputeTarget::for_tests().contains(&ComputeTarget::Wgpu) {
-        return dspk_tests::visible("SKIP loader test: wgpu is not among the tested runtimes");
-    }
-    let output = run_probe(
-        &probe(),
-        &["run"],
-        &[(RUNTIME_ENV, Some("wgpu")), ("LD_DEBUG", Some("files"))],
-        None,
-    );
-    let (stdout, stderr) = text(&output);
-    if !output.status.success() && !ComputeTarget::Wgpu.required_by_tests() {
-        return dspk_tests::visible(&format!("SKIP loader test on wgpu: {stderr}"));
-    }
-    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let Some((stdout, stderr)) =
+        wgpu_probe("loader test", &["run"], &[("LD_DEBUG", Some("files"))])
+    else {
+        return;
+    };
     assert!(stdout.contains("result ok"), "{stdout}\n{stderr}");
     let loads = stderr
         .lines()
