@@ -70,6 +70,8 @@ impl HostValues {
 
 /// Reads rows of device buffers back, part of each row where the runtime can (a pitched copy:
 /// CUDA, HIP), else whole rows cut on the host (wgpu refuses strided reads; it is asked once).
+/// CubeCL's cpu runtime neither copies pitched nor refuses: it hands back the whole region the
+/// rows span (its memory, uncopied), and the rows are cut from that on the host.
 #[derive(Debug, Default)]
 pub(crate) struct RowReader {
     /// The runtime refused a pitched read: whole rows from now on.
@@ -133,7 +135,23 @@ impl RowReader {
             );
             match client.read_tensor(vec![descriptor]) {
                 Ok(mut bytes) if bytes.len() == 1 => {
-                    return Ok(HostValues::of(bytes.remove(0), channels * len));
+                    let bytes = bytes.remove(0);
+                    // CubeCL's cpu runtime answers a pitched read with the whole region, its
+                    // pitch ignored (a zero-copy view of the buffer): cut the rows from it.
+                    if bytes.len() as u64 == span - first && channels > 1 {
+                        return Ok(cut_rows(&bytes, channels, stride, len));
+                    }
+                    if bytes.len() == channels * len * 4 {
+                        return Ok(HostValues::of(bytes, channels * len));
+                    }
+                    return Err(DspError::BufferUnderrun {
+                        what: format!(
+                            "a pitched read of {channels} rows of {len} f32 every {stride} \
+                             (bytes the runtime gave back)"
+                        ),
+                        needed: channels * len * 4,
+                        available: bytes.len(),
+                    });
                 }
                 // Refused (not failed): the runtime copies only contiguous spans.
                 _ => self.whole_rows = true,
@@ -146,6 +164,20 @@ impl RowReader {
         }
         Ok(HostValues::Copied(values))
     }
+}
+
+/// `channels` rows of `len` values every `stride` from the start of `bytes` (little-endian
+/// `f32`), copied channel-major.
+fn cut_rows(bytes: &[u8], channels: usize, stride: usize, len: usize) -> HostValues {
+    let mut values = Vec::with_capacity(channels * len);
+    for c in 0..channels {
+        let row = &bytes[c * stride * 4..(c * stride + len) * 4];
+        values.extend(
+            row.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+    }
+    HostValues::Copied(values)
 }
 
 /// The first `len` `f32` of `handle`, read back.
