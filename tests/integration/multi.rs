@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use cubecl::client::Client;
 use dspk_device::upload::staging_in_use;
-use dspk_device::{TargetExt as _, open_second};
 use dspk_io::{WriteOptions, write_binary};
 use dspk_kernels::{ChannelStats, DecodedWindow, read_f32};
 use dspk_stream::{
@@ -29,10 +28,10 @@ use rand::Rng as _;
 /// that what one sees of its staging is its own (no other test file uses the second device).
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// The test's client and a second device on its adapter.
+/// The test's client and a second device on its adapter (on the cpu runtime, the one CPU
+/// client twice: `dspk_tests::second_client`).
 fn two_devices(target: ComputeTarget, client: &Client) -> Vec<PassDevice> {
-    let device = target.device().expect("the default device");
-    let (_, second) = open_second(&device).expect("a second device on the adapter");
+    let second = dspk_tests::second_client(target, client);
     vec![
         PassDevice {
             client: client.clone(),

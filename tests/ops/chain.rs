@@ -7,8 +7,6 @@
 use std::sync::Arc;
 
 use cubecl::client::Client;
-use dspk_device::TargetExt as _;
-use dspk_device::open_second;
 use dspk_ops::Fits;
 use dspk_stream::{DecodeRoute, PassDevice, halo_window, run_window_cuts, run_windows};
 use dspk_tests::{for_each_runtime, test_rng};
@@ -209,9 +207,9 @@ fn the_chain_gives_the_same_bits_for_any_windows_and_devices() {
                 );
             }
         }
-        // Two devices (a second one on the same adapter) against one, fit included.
-        let device = target.device().expect("the default device");
-        let (_, second) = open_second(&device).expect("a second device");
+        // Two devices (a second one on the same adapter; on the cpu runtime, the one CPU
+        // client twice) against one, fit included.
+        let second = dspk_tests::second_client(target, client);
         let two = vec![
             devices[0].clone(),
             PassDevice {

@@ -6,8 +6,6 @@
 use std::sync::Arc;
 
 use crate::two_column_probe;
-use dspk_device::TargetExt as _;
-use dspk_device::open_second;
 use dspk_ops::Fits;
 use dspk_ops::detect::Peak;
 use dspk_stream::{
@@ -171,9 +169,9 @@ fn the_table_is_the_same_for_any_windows_and_devices() {
             bits(&parts) == bits(&reference),
             "seed {seed}: every third window alone changes the table"
         );
-        // Two devices (a second one on the same adapter) against one, noise fitted again.
-        let device = target.device().expect("the default device");
-        let (_, second) = open_second(&device).expect("a second device");
+        // Two devices (a second one on the same adapter; on the cpu runtime, the one CPU
+        // client twice) against one, noise fitted again.
+        let second = dspk_tests::second_client(target, client);
         let two = vec![
             one[0].clone(),
             PassDevice {

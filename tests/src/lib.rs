@@ -91,6 +91,30 @@ pub fn for_each_runtime(test: &str, body: impl Fn(ComputeTarget, &Client)) -> Ru
     report
 }
 
+/// A second device for a test of several devices: on wgpu, a second device on the adapter of
+/// `target`'s default device ([`dspk_device::open_second`]); on the cpu runtime, which has one
+/// device (CubeCL opens the host once), the refusal is checked to say so and `client` itself is
+/// returned, so that two pass devices share the one CPU client (two workers, each on a CubeCL
+/// stream of its own: the split of the windows is what such a test checks).
+///
+/// # Panics
+/// When the second device cannot be opened, or the cpu runtime's refusal does not say why.
+pub fn second_client(target: ComputeTarget, client: &Client) -> Client {
+    let device = target.device().expect("the default device");
+    match dspk_device::open_second(&device) {
+        Ok((_, second)) => second,
+        Err(e) if target == ComputeTarget::Cpu => {
+            let text = e.to_string();
+            assert!(
+                text.contains("the cpu runtime has one device"),
+                "{target}: {text}"
+            );
+            client.clone()
+        }
+        Err(e) => panic!("{target}: a second device on the adapter: {e}"),
+    }
+}
+
 /// Writes a line to the process's real stderr, past the test harness's capture.
 pub fn visible(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");

@@ -148,6 +148,12 @@ pub fn open_second(device: &Device) -> Result<(Device, Client), ComputeError> {
     let first = open_device(device.clone())?;
     let refuse = |why: &str| device_failure(target, format!("no second device on it: {why}"));
     let Device::Wgpu(wgpu_device) = device else {
+        if target == ComputeTarget::Cpu {
+            return Err(refuse(
+                "the cpu runtime has one device, all of the host's cores, and CubeCL opens it \
+                 once; two passes on it share that one client",
+            ));
+        }
         return Err(refuse("only wgpu devices can be opened twice"));
     };
     if wgpu_device.backend != cubecl::device::WgpuBackend::Auto {
