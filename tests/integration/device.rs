@@ -59,7 +59,23 @@ fn describe_reports_the_device_limits() {
             info.max_storage_binding_bytes
         );
         assert!(info.max_cube_count.0 >= 65_535, "{:?}", info.max_cube_count);
-        assert!(info.max_units_per_cube >= 64);
+        if target == ComputeTarget::Cpu {
+            // A CPU's cube is one unit per core (CubeCL's cpu runtime runs a cube's units
+            // on the host's threads): as many as this process may run in parallel.
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            assert_eq!(info.max_units_per_cube as usize, cores, "{target}");
+            assert_eq!(
+                (info.plane_size_min, info.plane_size_max),
+                (1, 1),
+                "{target}"
+            );
+        } else {
+            assert!(
+                info.max_units_per_cube >= 64,
+                "{target}: {}",
+                info.max_units_per_cube
+            );
+        }
         assert_eq!(info.max_cube_count, props.hardware.max_cube_count);
         if target == ComputeTarget::Wgpu {
             assert!(

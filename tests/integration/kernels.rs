@@ -8,7 +8,7 @@ use dspk_kernels::{
     supports_f64,
 };
 use dspk_tests::{for_each_runtime, test_rng, visible};
-use dspk_types::{DspError, MemoryOrder, SampleFormat};
+use dspk_types::{ComputeTarget, DspError, MemoryOrder, SampleFormat};
 use rand::rngs::StdRng;
 use rand::{Rng as _, RngCore as _};
 
@@ -310,9 +310,26 @@ fn a_problem_larger_than_the_grid_or_32_bits_is_an_error() {
             .expect_err("more elements than 32 bits index");
         assert!(err.to_string().contains("32 bits"), "{target}: {err}");
         let (x, y, z) = client.properties().hardware.max_cube_count;
-        let rows = x as usize * y as usize * z as usize + 1;
-        let err = LaunchGeometry::per_row(client, rows, 0).expect_err("more cubes than the grid");
-        assert!(err.to_string().contains("grid"), "{target}: {err}");
+        match (x as usize)
+            .checked_mul(y as usize)
+            .and_then(|xy| xy.checked_mul(z as usize))
+        {
+            Some(cubes) => {
+                let rows = cubes + 1;
+                let err =
+                    LaunchGeometry::per_row(client, rows, 0).expect_err("more cubes than the grid");
+                assert!(err.to_string().contains("grid"), "{target}: {err}");
+            }
+            None => {
+                // A grid past any 64-bit count (the cpu runtime's: 2^32 − 1 cubes along each
+                // axis): it never limits a launch; the 2^32 positions a kernel indexes do.
+                assert_eq!(target, ComputeTarget::Cpu, "{target}: {:?}", (x, y, z));
+                let rows = x as usize + 1;
+                let err = LaunchGeometry::per_row(client, rows, 0)
+                    .expect_err("more positions than 32 bits");
+                assert!(err.to_string().contains("32 bits"), "{target}: {err}");
+            }
+        }
         let ok =
             LaunchGeometry::elementwise(client, 450_000 * 256).unwrap_or_else(|e| panic!("{e}"));
         assert!(ok.launched_cubes() >= 450_000);
@@ -335,15 +352,29 @@ fn statistics_windows_over_the_largest_binding_are_refused_up_front() {
             let err = ChannelStatsKernel::new(client, channels, fit as usize + 1)
                 .expect_err("one sample more than fits");
             let text = err.to_string();
-            assert!(
-                text.contains(&format!("at most {fit} samples per window fit"))
-                    && text.contains(&format!("{binding} bytes")),
-                "{target}, {channels} channels: {text}"
-            );
+            if binding / (4 * channels as u64) > fit {
+                // The binding holds more than 32 bits index (the cpu runtime's binding is the
+                // host's memory): the index is the limit, and the error names it.
+                assert!(
+                    text.contains("32 bits") && text.contains(&format!("{}", fit + 1)),
+                    "{target}, {channels} channels: {text}"
+                );
+            } else {
+                assert!(
+                    text.contains(&format!("at most {fit} samples per window fit"))
+                        && text.contains(&format!("{binding} bytes")),
+                    "{target}, {channels} channels: {text}"
+                );
+            }
         }
-        // The window that fits exactly is accepted.
+        // The window that fits exactly is accepted (where it is a binding's worth, not the
+        // gigabytes of partials a 32-bit-limited window of host memory would allocate).
         let fit = max_window_samples(client, 384, SampleFormat::F32) as usize;
-        ChannelStatsKernel::new(client, 384, fit).unwrap_or_else(|e| panic!("{target}: {e}"));
+        if fit * 384 * 4 <= 1 << 30 {
+            ChannelStatsKernel::new(client, 384, fit).unwrap_or_else(|e| panic!("{target}: {e}"));
+        } else {
+            assert_eq!(target, ComputeTarget::Cpu, "{target}: {fit} samples fit");
+        }
     });
 }
 
