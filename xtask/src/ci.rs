@@ -15,8 +15,16 @@ pub const CI_PROFILE: &str = "ci";
 /// The runtimes the tests must find a device for; read once, here.
 const TEST_RUNTIMES_VAR: &str = "DSPK_TEST_RUNTIMES";
 
-/// What CI tests on: lavapipe gives every CI machine a wgpu device (`.ci/run` installs it).
-const CI_TEST_RUNTIMES: &str = "wgpu";
+/// What CI tests on: lavapipe gives every CI machine a wgpu device (`.ci/run` installs it), and
+/// CubeCL's native `cpu` runtime runs on any machine.
+const CI_TEST_RUNTIMES: &str = "wgpu,cpu";
+
+/// The runtimes the tests, the main job and the wheel are built with, besides the default
+/// wgpu, as cargo features of the workspace: all in one build, so that CubeCL's LLVM (which
+/// `cuda` and `cpu` share) and everything above dspk-device compile once. `cuda` is built and
+/// checked here though no CI machine has a GPU; its tests run on the H200 (`DSPK_TEST_RUNTIMES=
+/// cuda`). `hip` is not: it needs LLVM's LLD, which the PyPI LLVM lacks.
+pub const CI_FEATURES: &str = "dspk-device/cpu,dspk-device/cuda";
 
 /// Runs the CI sequence.
 pub fn ci(ws: &Workspace) -> Result<(), Error> {
@@ -30,10 +38,11 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
 
     // Before anything is built: what the tests need from the machine, so that a missing
     // package fails the run in seconds, saying what to install, instead of a test skipping.
-    begin("set-up: system packages, the Python tools venv");
+    begin("set-up: system packages, the Python tools venv, the LLVM of the cuda and cpu runtimes");
     let test_runtimes = test_runtimes();
     crate::prereq::check(&test_runtimes)?;
     let py_tools = crate::python::set_up_tools(ws)?;
+    crate::llvm::install(ws)?;
 
     begin("formatting");
     Cmd::cargo(ws).args(["fmt", "--all", "--check"]).run()?;
@@ -51,28 +60,27 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
             "--all-targets",
             "--profile",
             CI_PROFILE,
+            "--features",
+            CI_FEATURES,
             "--",
             "-D",
             "warnings",
         ])
         .run()?;
 
-    // Runtimes are chosen by features (README, "Backends"): each combination that can build
-    // here is compiled, so that one nobody builds cannot stop compiling unnoticed. cuda, hip and
-    // cpu are not among them: CubeCL 0.11 downloads an LLVM bundle to build those runtimes,
-    // which this workplace cannot reach (`cargo xtask test-backends` reports them). wgpu alone
-    // is also the default build the lints compiled; it is named here so that a change of the
-    // defaults cannot drop it, and checked again only where it resolves otherwise than the
-    // default build (the lints' check would be repeated to the last unit: only the name
-    // `default` in the crates' feature lists differs).
-    begin("feature combinations (no runtime; each runtime that builds here)");
-    let default_build = resolved_features(ws, &[])?;
+    // Runtimes are chosen by features (README, "Backends"): besides the full build the lints
+    // checked (wgpu, cpu, cuda), no runtime at all and wgpu alone (the default build, what the
+    // README's first command compiles) are checked, so that neither stops compiling unnoticed.
+    // A combination that resolves exactly as the lints' build (cargo tree, every crate's
+    // features but `default`) is not checked twice.
+    begin("feature combinations (no runtime; wgpu alone, the default build)");
+    let linted_build = resolved_features(ws, &["--features", CI_FEATURES])?;
     for features in feature_combinations() {
         let mut args = vec!["--no-default-features"];
         args.extend(&features);
-        if !features.is_empty() && resolved_features(ws, &args)? == default_build {
+        if !features.is_empty() && resolved_features(ws, &args)? == linted_build {
             eprintln!(
-                "`{}` resolves exactly as the default build the lints checked \
+                "`{}` resolves exactly as the build the lints checked \
                  (cargo tree, every crate's features but `default`): not checked twice",
                 args.join(" ")
             );
@@ -92,7 +100,15 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
 
     begin("docs");
     Cmd::cargo(ws)
-        .args(["doc", "--workspace", "--no-deps", "--profile", CI_PROFILE])
+        .args([
+            "doc",
+            "--workspace",
+            "--no-deps",
+            "--profile",
+            CI_PROFILE,
+            "--features",
+            CI_FEATURES,
+        ])
         .env("RUSTDOCFLAGS", rustdocflags_denying_warnings())
         .run()?;
 
@@ -128,14 +144,21 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     // all (checked for lints and docs, optimised once) and the main job compiles nothing.
     begin("tests");
     Cmd::cargo(ws)
-        .args(["test", "--workspace", "--profile", CI_PROFILE])
+        .args([
+            "test",
+            "--workspace",
+            "--profile",
+            CI_PROFILE,
+            "--features",
+            CI_FEATURES,
+        ])
         .env(TEST_RUNTIMES_VAR, &test_runtimes)
         .run()?;
 
     // The runtime matrix (`cargo xtask test-backends`) is not repeated here: the workspace tests
-    // above already ran every device test on the runtimes CI requires (wgpu), and each of cuda,
-    // hip and cpu costs about seven minutes on two cores only to find that CubeCL's LLVM bundle
-    // cannot be downloaded. Run `cargo xtask test-backends` for the table.
+    // above already ran every device test on the runtimes CI requires (wgpu and cpu) in one
+    // build that also compiled cuda; test-backends builds each runtime alone, a cold CubeCL
+    // build per runtime.
     begin("main job smoke run (README: dspk scan)");
     Cmd::cargo(ws)
         .args([
@@ -144,6 +167,8 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
             CI_PROFILE,
             "-p",
             "dspk-cli",
+            "--features",
+            CI_FEATURES,
             "--",
             "scan",
         ])
@@ -157,7 +182,8 @@ pub fn ci(ws: &Workspace) -> Result<(), Error> {
     Ok(())
 }
 
-/// The runtimes `cargo check` builds one at a time: those whose build needs nothing downloaded.
+/// The runtimes `cargo check` builds alone: wgpu, the default build (cuda and cpu are built
+/// together with it by every other step).
 const CHECKED_RUNTIMES: [Runtime; 1] = [Runtime::Wgpu];
 
 /// The feature arguments of each checked combination, after `--no-default-features`: none

@@ -7,6 +7,7 @@ mod backends;
 mod ci;
 mod cmd;
 mod disk;
+mod llvm;
 mod prereq;
 mod python;
 
@@ -24,31 +25,37 @@ USAGE:
 
 COMMANDS:
     ci              What CI runs, in order, stopping at the first failure:
-                      set-up: python3-venv, Slurm (munged, slurmctld, slurmd, sbatch…) and,
-                        when DSPK_TEST_RUNTIMES lists wgpu, a Vulkan loader and driver must be
-                        installed (one line says which apt-get packages otherwise: they need
-                        root); the Python tools venv ($DSPK_PY_TOOLS, default target/py-tools)
-                        is made where it has no maturin: python3 -m venv, pip install maturin
-                        and the test packages
+                      set-up: python3-venv, Slurm (munged, slurmctld, slurmd, sbatch…),
+                        Chromium and, when DSPK_TEST_RUNTIMES lists wgpu, a Vulkan loader and
+                        driver must be installed (one line says which apt-get packages
+                        otherwise: they need root); the Python tools venv ($DSPK_PY_TOOLS,
+                        default target/py-tools) is made where it has no maturin: python3 -m
+                        venv, pip install maturin and the test packages; then `llvm` below
+                    With F = --features dspk-device/cpu,dspk-device/cuda (one build of all
+                    three runtimes):
                       cargo fmt --all --check
-                      cargo clippy --workspace --all-targets --profile ci -- -D warnings
+                      cargo clippy --workspace --all-targets --profile ci F -- -D warnings
                       cargo check --workspace --all-targets --profile ci --no-default-features
                       cargo check --workspace --all-targets --profile ci --no-default-features
-                        --features wgpu   (each runtime that builds here: cuda, hip and cpu
-                        need CubeCL's downloaded LLVM bundle, see NOTES; skipped where cargo
-                        tree resolves it as the default build the lints checked)
-                      RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --profile ci
+                        --features wgpu   (the default build)
+                      RUSTDOCFLAGS='-D warnings' cargo doc --workspace --no-deps --profile ci F
                       cargo deny check licenses bans sources   (skipped if not installed)
-                      cargo test --workspace --profile ci   (DSPK_TEST_RUNTIMES=wgpu unless
-                                                DSPK_TEST_RUNTIMES is set)
-                      cargo run --profile ci -p dspk-cli -- scan
-                      the Python package: maturin build --profile ci, the wheel installed
+                      cargo test --workspace --profile ci F   (DSPK_TEST_RUNTIMES=wgpu,cpu
+                                                unless DSPK_TEST_RUNTIMES is set)
+                      cargo run --profile ci -p dspk-cli F -- scan
+                      the Python package: maturin build --profile ci F, the wheel installed
                         into a fresh venv (target/py-wheel-test) with pytest, spikeinterface,
                         neo, tqdm, dask, distributed, dask-jobqueue, then python -m pytest -q
                         python/tests there, without cargo or rustc on PATH; a skipped test
                         fails the run
                     The `ci` profile (Cargo.toml) is release with overflow checks and debug
                     assertions in the workspace's own crates.
+    llvm            Put the LLVM that CubeCL's cuda and cpu runtimes link where their build
+                    looks for it (${XDG_DATA_HOME:-~/.local/share}/tracel/tracel-llvm-<the
+                    tracel-llvm-bundler version in Cargo.lock>), from PyPI's mlc-llvm-static
+                    wheels (python3 >= 3.10 with pip; 92 MB downloaded, 396 MB unpacked);
+                    does nothing where it is in place. Without it their build downloads an
+                    LLVM bundle from GitHub.
     test-backends   For each runtime, build and test dspk-tests with only that runtime's
                     feature, in its own target dir (wgpu reuses the main one when that is
                     the default build), with DSPK_TEST_RUNTIMES=<runtime>; print a
@@ -64,9 +71,9 @@ EXIT STATUS:
     0 success, 1 a step failed, 2 bad usage.
 
 NOTES:
-    CubeCL 0.11 builds its cuda, hip and cpu runtimes with a prebuilt LLVM that it downloads
-    while building; where that download fails, test-backends reports the runtime as SKIP
-    (\"cannot build here: CubeCL's LLVM bundle could not be downloaded\").
+    CubeCL 0.11 builds its cuda, hip and cpu runtimes with a prebuilt LLVM; test-backends runs
+    `llvm` first. hip also links LLVM's LLD, which that LLVM lacks: test-backends reports it
+    as SKIP without building it.
 ";
 
 /// Why xtask stops.
@@ -91,6 +98,7 @@ impl fmt::Display for Error {
 enum Task {
     Help,
     Ci,
+    Llvm,
     TestBackends(Options),
 }
 
@@ -116,6 +124,7 @@ fn run(task: Task) -> Result<(), Error> {
             Ok(())
         }
         Task::Ci => ci::ci(&Workspace::locate()?),
+        Task::Llvm => llvm::install(&Workspace::locate()?),
         Task::TestBackends(options) => backends::test_backends(&Workspace::locate()?, &options),
     }
 }
@@ -132,6 +141,10 @@ fn parse(args: &[String]) -> Result<Task, Error> {
         "ci" => match rest.first() {
             Some(extra) => Err(Error::Usage(format!("`ci` takes no argument `{extra}`"))),
             None => Ok(Task::Ci),
+        },
+        "llvm" => match rest.first() {
+            Some(extra) => Err(Error::Usage(format!("`llvm` takes no argument `{extra}`"))),
+            None => Ok(Task::Llvm),
         },
         "test-backends" => parse_test_backends(rest).map(Task::TestBackends),
         other => Err(Error::Usage(format!("unknown command `{other}`"))),
@@ -177,6 +190,8 @@ mod tests {
     #[test]
     fn commands_and_help_parse() {
         assert_eq!(parse_line("ci").unwrap(), Task::Ci);
+        assert_eq!(parse_line("llvm").unwrap(), Task::Llvm);
+        assert!(matches!(parse_line("llvm 23"), Err(Error::Usage(_))));
         assert_eq!(parse_line("--help").unwrap(), Task::Help);
         assert_eq!(parse_line("help").unwrap(), Task::Help);
         assert_eq!(parse_line("test-backends -h").unwrap(), Task::Help);

@@ -6,7 +6,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::ci::CI_PROFILE;
+use crate::ci::{CI_FEATURES, CI_PROFILE};
 use crate::cmd::{Cmd, Workspace};
 
 /// The venv of Python tools (maturin), `<target>/py-tools` unless this names another.
@@ -76,13 +76,16 @@ pub fn test_package(ws: &Workspace, tools: &Path, test_runtimes: &OsStr) -> Resu
     let maturin = tools.join("bin").join("maturin");
     let wheels = ws.target_dir.join("wheels");
     remove_old_wheels(&wheels)?;
-    // The `ci` profile in the workspace's target dir: the CubeCL and wgpu the tests and the
-    // main job compiled are reused, and the native module has the same checks on.
+    // The `ci` profile and features in the workspace's target dir: the CubeCL, wgpu and LLVM
+    // the tests and the main job compiled are reused, and the native module has the same
+    // checks and runtimes.
     Cmd::program(ws, &maturin)
         .args([
             OsStr::new("build"),
             "--profile".as_ref(),
             CI_PROFILE.as_ref(),
+            "--features".as_ref(),
+            CI_FEATURES.as_ref(),
             "--out".as_ref(),
             wheels.as_os_str(),
         ])
