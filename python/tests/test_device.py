@@ -211,3 +211,30 @@ def test_convert_refuses_to_overwrite_the_recording(tmp_path, spikeglx, runtime,
                          capture_output=True, text=True).stderr
     assert "would overwrite the recording's .meta" in err
     assert spikeglx.bin.read_bytes() == spikeglx.frames.astype("<i2").tobytes()
+
+
+def test_every_required_runtime_gives_the_same_scan_and_a_preprocess_within_float32(tmp_path, runtime):
+    """The package on each runtime ``DSPK_TEST_RUNTIMES`` lists (CI: wgpu and the native cpu
+    runtime): the same flagged channels and statistics, and the spikeinterface preset's float32
+    output within 1e-4 of the signal's RMS of the first runtime's (the runtimes' compilers may
+    contract a multiply and an add differently: the same arithmetic, not the same rounding)."""
+    import os
+
+    listed = [r.strip() for r in os.environ.get("DSPK_TEST_RUNTIMES", runtime).split(",") if r.strip()]
+    rec = dspk.synthetic(samples=40_000, channels=32, dead=[5], noisy=[20], seed=3)
+    scans, outputs = {}, {}
+    for rt in listed:
+        scans[rt] = dspk.scan(rec, runtime=rt, progress=False)
+        out = dspk.preprocess(rec, tmp_path / f"{rt}.bin", pipeline="spikeinterface", format="float32",
+                              runtime=rt, progress=False, window_samples=7_300)
+        outputs[rt] = out.read().astype(np.float64)
+        assert scans[rt].runtime == rt
+    first = listed[0]
+    rms = np.sqrt((outputs[first] ** 2).mean())
+    assert np.isfinite(outputs[first]).all() and rms > 0
+    for rt in listed[1:]:
+        assert (scans[rt].dead, scans[rt].noisy) == (scans[first].dead, scans[first].noisy) == ([5], [20])
+        np.testing.assert_array_equal(scans[rt].min, scans[first].min)
+        np.testing.assert_array_equal(scans[rt].max, scans[first].max)
+        np.testing.assert_allclose(scans[rt].std, scans[first].std, rtol=1e-5)
+        assert np.abs(outputs[rt] - outputs[first]).max() <= 1e-4 * rms, (rt, np.abs(outputs[rt] - outputs[first]).max(), rms)
