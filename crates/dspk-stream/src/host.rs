@@ -53,9 +53,13 @@ impl Deref for HostValues {
 }
 
 impl HostValues {
-    /// The first `len` values of `bytes`, without a copy where they are aligned for `f32`.
-    fn of(bytes: Bytes, len: usize) -> Self {
-        if bytemuck::try_cast_slice::<u8, f32>(&bytes[..len * 4]).is_ok() {
+    /// The first `len` values of `bytes` that `client` read, without a copy where they are
+    /// aligned for `f32` and are the runtime's own host buffer ([`reads_alias_device`]: not on
+    /// the cpu runtime, whose read is a view of the device buffer itself).
+    fn of(client: &Client, bytes: Bytes, len: usize) -> Self {
+        if !reads_alias_device(client)
+            && bytemuck::try_cast_slice::<u8, f32>(&bytes[..len * 4]).is_ok()
+        {
             Self::Read { bytes, len }
         } else {
             Self::Copied(
@@ -66,6 +70,15 @@ impl HostValues {
             )
         }
     }
+}
+
+/// Whether what `client` reads back is a view of the device buffer rather than a copy:
+/// CubeCL's cpu runtime, whose device memory is host memory, reads without copying
+/// (cubecl-cpu 0.11's `read_async` wraps the buffer's own memory). Such bytes change when a
+/// later kernel writes that buffer (the pass decodes the next window into it while the values
+/// of this one are still being written out), so they are copied before they leave the pass.
+pub(crate) fn reads_alias_device(client: &Client) -> bool {
+    client.name() == "cpu"
 }
 
 /// Reads rows of device buffers back, part of each row where the runtime can (a pitched copy:
@@ -142,7 +155,7 @@ impl RowReader {
                         return Ok(cut_rows(&bytes, channels, stride, len));
                     }
                     if bytes.len() == channels * len * 4 {
-                        return Ok(HostValues::of(bytes, channels * len));
+                        return Ok(HostValues::of(client, bytes, channels * len));
                     }
                     return Err(DspError::BufferUnderrun {
                         what: format!(
@@ -188,5 +201,5 @@ fn read_span(client: &Client, handle: &Handle, len: usize) -> DspResult<HostValu
         message: format!("device error while reading a buffer back: {e}"),
         path: None,
     })?;
-    Ok(HostValues::of(bytes, len))
+    Ok(HostValues::of(client, bytes, len))
 }
