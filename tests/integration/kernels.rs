@@ -367,13 +367,13 @@ fn statistics_windows_over_the_largest_binding_are_refused_up_front() {
                 );
             }
         }
-        // The window that fits exactly is accepted (where it is a binding's worth, not the
-        // gigabytes of partials a 32-bit-limited window of host memory would allocate).
+        // The window that fits exactly is accepted, where it is at most 1 GiB (lavapipe's
+        // 128 MiB binding); not where the binding is 32-bit-bound (the cpu runtime's host
+        // memory, an H100's 17 GB for 384 channels: the kernel's partials alone would take
+        // gigabytes).
         let fit = max_window_samples(client, 384, SampleFormat::F32) as usize;
         if fit * 384 * 4 <= 1 << 30 {
             ChannelStatsKernel::new(client, 384, fit).unwrap_or_else(|e| panic!("{target}: {e}"));
-        } else {
-            assert_eq!(target, ComputeTarget::Cpu, "{target}: {fit} samples fit");
         }
     });
 }
