@@ -67,7 +67,7 @@ for round in 1 2; do
       start=$(date +%s.%N)
       dspk --runtime "$rt" $job "$rec" >"$l/log" 2>&1; rc=$?
       end=$(date +%s.%N)
-      printf 'round %s %-5s %-40s rc %s  %.2f s  %s\n' "$round" "$rt" "$job" "$rc" "$(echo "$end - $start" | bc)" \
+      printf 'round %s %-5s %-40s rc %s  %.2f s  %s\n' "$round" "$rt" "$job" "$rc" "$(python3 -c "print($end - $start)")" \
         "$(grep -Eo '[0-9.]+× real time|[0-9.]+ x real time|real time[^,]*' "$l/log" | tail -1)" | tee -a "$out/timing.txt"
     done
   done
